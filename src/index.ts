@@ -1,0 +1,2 @@
+export * from './wire/events';
+export * from './release/output';
