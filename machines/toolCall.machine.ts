@@ -1,0 +1,235 @@
+import { assign, fromPromise, sendParent, setup } from 'xstate';
+
+/**
+ * One tool call of one attempt. Spawned by the turn machine; sees lifecycle boundaries only
+ * (never argument fragments: those live in a plain ArgBuffer, see src/engine/attempt.ts).
+ *
+ *   streaming ──call.complete──▶ complete ──ready──▶ emittable ──call.release──▶ released
+ *                                   │                                             │ call.start
+ *                                   └─stream ended, not ready─▶ invalid            ▼
+ *                                                    │ call.settle             running ──done/error──▶ resulted
+ *                                                    └──────────────▶ resulted ◀─call.settle / call.interrupt
+ *   any non-final state ──call.discard──▶ discarded
+ *
+ * Every state entry is reported to the parent (`call.status`), which keeps a small view of all
+ * calls and decides releases and starts with pure functions (src/release/rules.ts,
+ * src/execute/schedule.ts).
+ */
+
+/** What the argument text turned out to be once the payload was final. */
+export type ArgsOutcome = 'object' | 'empty' | 'invalid' | 'incomplete' | 'non-object';
+
+export type CallPhase =
+  | 'streaming'
+  | 'complete'
+  | 'emittable'
+  | 'released'
+  | 'running'
+  | 'resulted'
+  | 'invalid'
+  | 'discarded';
+
+export interface CallResult {
+  ok: boolean;
+  content: string;
+  /** Set when sluice made the result up (see src/history/types.ts SyntheticReason). */
+  synthetic?: 'interrupted' | 'suppressed' | 'invalid_input' | 'denied' | 'unknown_tool' | 'timeout';
+}
+
+export interface RunToolInput {
+  index: number;
+  attempt: number;
+  callId: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface ToolCallInput {
+  index: number;
+  attempt: number;
+}
+
+export interface ToolCallContext {
+  index: number;
+  attempt: number;
+  id?: string;
+  name?: string;
+  outcome?: ArgsOutcome;
+  input?: Record<string, unknown>;
+  repaired: boolean;
+  streamEnded: boolean;
+  result?: CallResult;
+}
+
+export type ToolCallEvent =
+  | { type: 'call.identity'; id?: string; name?: string }
+  | { type: 'call.complete'; outcome: ArgsOutcome; input?: Record<string, unknown>; repaired?: boolean }
+  | { type: 'stream.end' }
+  | { type: 'call.release' }
+  | { type: 'call.start' }
+  | { type: 'call.settle'; result: CallResult }
+  | { type: 'call.interrupt' }
+  | { type: 'call.discard' };
+
+/** The report every state entry sends to the turn machine. */
+export interface CallStatusEvent {
+  type: 'call.status';
+  index: number;
+  attempt: number;
+  phase: CallPhase;
+  id?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  repaired?: boolean;
+  result?: CallResult;
+}
+
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return typeof error === 'string' ? error : 'tool failed';
+}
+
+/** Pure readiness check (SPEC §1 "ready", §5.1, §5.4). */
+export function isCallReady(c: Pick<ToolCallContext, 'id' | 'name' | 'outcome' | 'streamEnded'>): boolean {
+  if (!c.id || !c.name) return false;
+  if (c.outcome === 'object') return true;
+  return c.outcome === 'empty' && c.streamEnded;
+}
+
+export const toolCallMachine = setup({
+  types: {
+    context: {} as ToolCallContext,
+    input: {} as ToolCallInput,
+    events: {} as ToolCallEvent,
+  },
+  actors: {
+    // Replaced by the controller through `.provide()`; a stub that fails loudly otherwise.
+    runTool: fromPromise<CallResult, RunToolInput>(async () => {
+      throw new Error('runTool is not provided');
+    }),
+  },
+  guards: {
+    isReady: ({ context }) => isCallReady(context),
+    judgedInvalid: ({ context }) => context.streamEnded && !isCallReady(context),
+  },
+  actions: {
+    report: sendParent(
+      ({ context }, params: { phase: CallPhase }): CallStatusEvent => ({
+        type: 'call.status',
+        index: context.index,
+        attempt: context.attempt,
+        phase: params.phase,
+        id: context.id,
+        name: context.name,
+        input: context.input,
+        repaired: context.repaired,
+        result: context.result,
+      }),
+    ),
+    assignIdentity: assign(({ context, event }) => {
+      if (event.type !== 'call.identity') return {};
+      // An empty or missing id/name never overwrites a known one (SPEC §5.1).
+      return { id: event.id || context.id, name: event.name || context.name };
+    }),
+    assignOutcome: assign(({ event }) => {
+      if (event.type !== 'call.complete') return {};
+      return { outcome: event.outcome, input: event.input, repaired: event.repaired ?? false };
+    }),
+    markStreamEnded: assign({ streamEnded: true }),
+    assignSettled: assign(({ event }) => (event.type === 'call.settle' ? { result: event.result } : {})),
+    assignInterrupted: assign({
+      result: { ok: false, content: 'Tool execution was interrupted by the user.', synthetic: 'interrupted' },
+    }),
+  },
+}).createMachine({
+  id: 'toolCall',
+  context: ({ input }) => ({
+    index: input.index,
+    attempt: input.attempt,
+    repaired: false,
+    streamEnded: false,
+  }),
+  initial: 'streaming',
+  on: {
+    'call.identity': { actions: 'assignIdentity' },
+    'stream.end': { actions: 'markStreamEnded' },
+  },
+  states: {
+    streaming: {
+      entry: { type: 'report', params: { phase: 'streaming' } },
+      on: {
+        'call.complete': { target: 'complete', actions: 'assignOutcome' },
+        'call.discard': 'discarded',
+      },
+    },
+    complete: {
+      entry: { type: 'report', params: { phase: 'complete' } },
+      always: [
+        { guard: 'isReady', target: 'emittable' },
+        { guard: 'judgedInvalid', target: 'invalid' },
+      ],
+      on: {
+        // A later outcome (end-of-stream repair) replaces the earlier one.
+        'call.complete': { actions: 'assignOutcome' },
+        'call.discard': 'discarded',
+      },
+    },
+    emittable: {
+      entry: { type: 'report', params: { phase: 'emittable' } },
+      on: {
+        'call.release': 'released',
+        'call.discard': 'discarded',
+      },
+    },
+    released: {
+      entry: { type: 'report', params: { phase: 'released' } },
+      on: {
+        'call.start': 'running',
+        'call.settle': { target: 'resulted', actions: 'assignSettled' },
+        'call.interrupt': { target: 'resulted', actions: 'assignInterrupted' },
+        'call.discard': 'discarded',
+      },
+    },
+    running: {
+      entry: { type: 'report', params: { phase: 'running' } },
+      invoke: {
+        src: 'runTool',
+        input: ({ context }): RunToolInput => ({
+          index: context.index,
+          attempt: context.attempt,
+          callId: context.id ?? '',
+          name: context.name ?? '',
+          input: context.input ?? {},
+        }),
+        onDone: { target: 'resulted', actions: assign({ result: ({ event }) => event.output }) },
+        onError: {
+          target: 'resulted',
+          actions: assign({ result: ({ event }) => ({ ok: false, content: errorText(event.error) }) }),
+        },
+      },
+      on: {
+        // Leaving `running` stops the invoked tool: its AbortSignal fires and a late result is dropped.
+        'call.interrupt': { target: 'resulted', actions: 'assignInterrupted' },
+        'call.discard': 'discarded',
+      },
+    },
+    invalid: {
+      entry: { type: 'report', params: { phase: 'invalid' } },
+      on: {
+        // The executor answers an invalid call with an error result; the gateway leaves it here.
+        'call.settle': { target: 'resulted', actions: 'assignSettled' },
+        'call.discard': 'discarded',
+      },
+    },
+    resulted: {
+      type: 'final',
+      entry: { type: 'report', params: { phase: 'resulted' } },
+    },
+    discarded: {
+      type: 'final',
+      entry: { type: 'report', params: { phase: 'discarded' } },
+    },
+  },
+});
+
+export type ToolCallMachine = typeof toolCallMachine;

@@ -1,0 +1,440 @@
+import { type ActorRefFrom, assign, emit, enqueueActions, setup } from 'xstate';
+import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
+import { decideReleases } from '../src/release/rules';
+import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
+import {
+  type ArgsOutcome,
+  type CallPhase,
+  type CallResult,
+  type CallStatusEvent,
+  toolCallMachine,
+} from './toolCall.machine';
+
+/**
+ * A turn: one model response and the tool work it causes, over one or more attempts.
+ *
+ *   streaming ──stream.end──▶ draining ──all settled──▶ done
+ *      │  └─stream.error [canRetry]──▶ backoff ──after retryDelay──▶ streaming (next attempt)
+ *      └────stream.error [else]──────▶ failed
+ *   turn.abort (commit | drop) from streaming / draining / backoff ──▶ done
+ *
+ * One `toolCall` actor is spawned per call (`call.open`). The controller (src/engine) forwards
+ * lifecycle boundaries only; children report every state entry with `call.status`, and `pump`
+ * asks the pure functions in src/release/rules.ts and src/execute/schedule.ts what to release
+ * and start next.
+ */
+
+export type TurnMode = 'gateway' | 'execute';
+export type AbortMode = 'commit' | 'drop';
+
+/** How the executor sees a call once it is ready (computed by the controller from its tools). */
+export interface Classification {
+  safe: boolean;
+  needsApproval: boolean;
+  /** An error result to give without running (unknown tool, schema-invalid input). */
+  problem?: CallResult;
+  /** This is the structured-output call: its siblings do not run (SPEC §6.10). */
+  structuredOutput?: boolean;
+}
+
+export interface TurnSettings {
+  mode: TurnMode;
+  singleTool: boolean;
+  maxAttempts: number;
+  retryBaseMs: number;
+  earlyStart: EarlyStart;
+  maxConcurrent: number;
+  onAbort: AbortMode;
+  classify: (name: string, input: Record<string, unknown>) => Classification;
+}
+
+export interface CallView {
+  ref: ActorRefFrom<typeof toolCallMachine>;
+  phase: CallPhase;
+  id?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  repaired?: boolean;
+  result?: CallResult;
+  safe: boolean;
+  approval: Approval;
+  problem?: CallResult;
+  structuredOutput?: boolean;
+  /** Ready but beyond the single-tool limit: never released. */
+  suppressed?: boolean;
+  /** Released into the assistant message (or, in execute mode, answered as invalid). */
+  inMessage?: boolean;
+  started?: boolean;
+  /** A settle/interrupt was sent; waiting for the child to report `resulted`. */
+  settling?: boolean;
+}
+
+export type TurnOutcome = 'done' | 'failed' | 'aborted' | 'dropped';
+
+export interface TurnContext {
+  settings: TurnSettings;
+  attempt: number;
+  /**
+   * Calls of the current attempt by index. Mutated in place (it is this actor's private
+   * registry): copying it on every event would make a 1,000-call turn quadratic.
+   */
+  calls: Array<CallView | undefined>;
+  releaseFrontier: number;
+  startFrontier: number;
+  released: number;
+  running: number;
+  streamEnded: boolean;
+  finish?: FinishReason;
+  error?: StreamErrorInfo;
+  outcome?: TurnOutcome;
+  /** Set on abort: nothing new is released or started. */
+  closing: boolean;
+}
+
+export type TurnEvent =
+  | { type: 'call.open'; index: number }
+  | { type: 'call.identity'; index: number; id?: string; name?: string }
+  | {
+      type: 'call.complete';
+      index: number;
+      outcome: ArgsOutcome;
+      input?: Record<string, unknown>;
+      repaired?: boolean;
+    }
+  | { type: 'stream.finish'; reason: FinishReason }
+  | { type: 'stream.end' }
+  | { type: 'stream.error'; error: StreamErrorInfo; retryable: boolean }
+  | { type: 'approval.granted'; index: number }
+  | { type: 'approval.denied'; index: number; reason?: string }
+  | { type: 'turn.abort'; mode?: AbortMode }
+  | CallStatusEvent;
+
+export type TurnEmitted =
+  | { type: 'call.released'; index: number; attempt: number }
+  | { type: 'call.suppressed'; index: number; attempt: number; reason: 'single_tool' | 'invalid' }
+  | { type: 'approval.request'; index: number; attempt: number; id: string; name: string }
+  | { type: 'tool.start'; index: number; attempt: number }
+  | { type: 'tool.result'; index: number; attempt: number; result: CallResult }
+  | { type: 'attempt.retry'; attempt: number; delayMs: number; error: StreamErrorInfo }
+  | { type: 'attempt.begin'; attempt: number }
+  | { type: 'turn.done'; outcome: TurnOutcome };
+
+export interface TurnInput {
+  settings: TurnSettings;
+}
+
+/** Is every call of the attempt finished with, for this mode? */
+export function allSettled(ctx: Pick<TurnContext, 'calls' | 'settings' | 'streamEnded'>): boolean {
+  if (!ctx.streamEnded) return false;
+  for (const v of ctx.calls) {
+    if (v === undefined || v.suppressed || v.phase === 'discarded') continue;
+    if (ctx.settings.mode === 'gateway') {
+      if (v.phase !== 'released' && v.phase !== 'invalid') return false;
+    } else if (v.phase !== 'resulted') return false;
+  }
+  return true;
+}
+
+export function retryDelayMs(settings: TurnSettings, attempt: number): number {
+  return settings.retryBaseMs * 2 ** Math.max(0, attempt - 1);
+}
+
+const INVALID_RESULT: CallResult = {
+  ok: false,
+  content: 'The tool call arguments were not a valid JSON object, so the tool was not run.',
+  synthetic: 'invalid_input',
+};
+const SUPPRESSED_RESULT: CallResult = {
+  ok: false,
+  content: 'Not run: the structured output call in this turn replaces its sibling calls.',
+  synthetic: 'suppressed',
+};
+
+export const turnMachine = setup({
+  types: {
+    context: {} as TurnContext,
+    input: {} as TurnInput,
+    events: {} as TurnEvent,
+    emitted: {} as TurnEmitted,
+  },
+  actors: { toolCall: toolCallMachine },
+  delays: {
+    retryDelay: ({ context }) => retryDelayMs(context.settings, context.attempt),
+  },
+  guards: {
+    canRetry: ({ context, event }) =>
+      event.type === 'stream.error' && event.retryable && context.attempt < context.settings.maxAttempts,
+    currentAttempt: ({ context, event }) =>
+      event.type === 'call.status' && event.attempt === context.attempt && context.calls[event.index] !== undefined,
+    allSettled: ({ context }) => allSettled(context),
+    allSettledAfterAbort: ({ context }) =>
+      context.calls.every((v) => !v || v.suppressed || !v.inMessage || v.phase === 'resulted'),
+    dropOnAbort: ({ context, event }) =>
+      event.type === 'turn.abort' && (event.mode ?? context.settings.onAbort) === 'drop',
+  },
+  actions: {
+    spawnCall: assign(({ context, event, spawn }) => {
+      if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return {};
+      const ref = spawn('toolCall', {
+        id: `a${context.attempt}-c${event.index}`,
+        input: { index: event.index, attempt: context.attempt },
+      });
+      context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
+      return { calls: context.calls };
+    }),
+    forwardToCall: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type === 'call.identity') {
+        const v = context.calls[event.index];
+        if (v) enqueue.sendTo(v.ref, { type: 'call.identity', id: event.id, name: event.name });
+      } else if (event.type === 'call.complete') {
+        const v = context.calls[event.index];
+        if (v)
+          enqueue.sendTo(v.ref, {
+            type: 'call.complete',
+            outcome: event.outcome,
+            input: event.input,
+            repaired: event.repaired,
+          });
+      }
+    }),
+    recordFinish: assign(({ event }) => (event.type === 'stream.finish' ? { finish: event.reason } : {})),
+    recordError: assign(({ event }) => (event.type === 'stream.error' ? { error: event.error } : {})),
+    endStream: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ streamEnded: true });
+      for (const v of context.calls) if (v) enqueue.sendTo(v.ref, { type: 'stream.end' });
+    }),
+    recordStatus: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'call.status') return;
+      const v = context.calls[event.index];
+      if (!v) return;
+      // Released/running are set optimistically by `pump`; ignore their echo.
+      if (event.phase === 'released' || (event.phase === 'running' && v.phase === 'running')) return;
+      v.phase = event.phase;
+      if (event.id) v.id = event.id;
+      if (event.name) v.name = event.name;
+      if (event.phase === 'emittable') {
+        v.input = event.input;
+        v.repaired = event.repaired;
+        if (context.settings.mode === 'execute' && v.name) {
+          const c = context.settings.classify(v.name, v.input ?? {});
+          v.safe = c.safe;
+          v.approval = c.needsApproval ? 'unrequested' : 'not-needed';
+          v.problem = c.problem;
+          v.structuredOutput = c.structuredOutput;
+        }
+      } else if (event.phase === 'running') {
+        enqueue.emit({ type: 'tool.start', index: event.index, attempt: event.attempt });
+      } else if (event.phase === 'resulted') {
+        v.result = event.result;
+        v.settling = false;
+        if (v.started) {
+          v.started = false;
+          enqueue.assign({ running: context.running - 1 });
+        }
+        if (event.result)
+          enqueue.emit({ type: 'tool.result', index: event.index, attempt: event.attempt, result: event.result });
+      } else if (event.phase === 'invalid') {
+        enqueue.emit({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
+      }
+    }),
+    pump: enqueueActions(({ context, enqueue }) => {
+      if (context.closing) return;
+      const s = context.settings;
+      const calls = context.calls;
+      const rel = decideReleases(calls, context.releaseFrontier, { singleTool: s.singleTool, released: context.released });
+      for (const i of rel.release) {
+        const v = calls[i]!;
+        v.phase = 'released';
+        v.inMessage = true;
+        enqueue.sendTo(v.ref, { type: 'call.release' });
+        enqueue.emit({ type: 'call.released', index: i, attempt: context.attempt });
+        if (s.mode === 'execute' && v.problem) {
+          v.settling = true;
+          enqueue.sendTo(v.ref, { type: 'call.settle', result: v.problem });
+        }
+      }
+      for (const i of rel.suppress) {
+        const v = calls[i]!;
+        v.suppressed = true;
+        enqueue.sendTo(v.ref, { type: 'call.discard' });
+        enqueue.emit({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
+      }
+      enqueue.assign({ releaseFrontier: rel.frontier, released: context.released + rel.release.length });
+      if (s.mode !== 'execute') return;
+
+      // Executor: answer invalid calls, apply structured-output suppression, then start what may start.
+      const structured = context.streamEnded && calls.some((v) => v?.inMessage && v.structuredOutput);
+      for (let i = context.startFrontier; i < calls.length; i++) {
+        const v = calls[i];
+        if (!v || v.settling) continue;
+        if (v.phase === 'invalid') {
+          v.inMessage = true;
+          v.settling = true;
+          enqueue.sendTo(v.ref, { type: 'call.settle', result: INVALID_RESULT });
+        } else if (structured && v.phase === 'released' && !v.structuredOutput) {
+          v.settling = true;
+          enqueue.sendTo(v.ref, { type: 'call.settle', result: SUPPRESSED_RESULT });
+        }
+      }
+      const views = calls.map((v) =>
+        v === undefined || v.suppressed
+          ? undefined
+          : { phase: v.settling ? ('resulted' as const) : v.phase, safe: v.safe, approval: v.approval },
+      );
+      const st = decideStarts(views, context.startFrontier, {
+        streamEnded: context.streamEnded,
+        earlyStart: s.earlyStart,
+        maxConcurrent: s.maxConcurrent,
+        running: context.running,
+      });
+      for (const i of st.requestApproval) {
+        const v = calls[i]!;
+        v.approval = 'pending';
+        enqueue.emit({ type: 'approval.request', index: i, attempt: context.attempt, id: v.id ?? '', name: v.name ?? '' });
+      }
+      for (const i of st.start) {
+        const v = calls[i]!;
+        v.phase = 'running';
+        v.started = true;
+        enqueue.sendTo(v.ref, { type: 'call.start' });
+      }
+      enqueue.assign({ startFrontier: st.frontier, running: context.running + st.start.length });
+    }),
+    grantApproval: assign(({ context, event }) => {
+      const v = event.type === 'approval.granted' ? context.calls[event.index] : undefined;
+      if (v && v.approval === 'pending') v.approval = 'granted';
+      return {};
+    }),
+    denyApproval: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'approval.denied') return;
+      const v = context.calls[event.index];
+      if (!v || v.approval !== 'pending' || v.phase !== 'released') return;
+      v.approval = 'denied';
+      v.settling = true;
+      enqueue.sendTo(v.ref, {
+        type: 'call.settle',
+        result: { ok: false, content: event.reason ?? 'The user denied this tool call.', synthetic: 'denied' },
+      });
+    }),
+    discardAttempt: enqueueActions(({ context, enqueue }) => {
+      for (const v of context.calls) {
+        if (!v) continue;
+        enqueue.sendTo(v.ref, { type: 'call.discard' });
+        v.phase = 'discarded';
+        enqueue.stopChild(v.ref);
+      }
+    }),
+    resetAttempt: assign({
+      calls: () => [],
+      releaseFrontier: 0,
+      startFrontier: 0,
+      released: 0,
+      running: 0,
+      streamEnded: false,
+      finish: undefined,
+      error: undefined,
+    }),
+    nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
+    emitRetry: emit(({ context }) => ({
+      type: 'attempt.retry' as const,
+      attempt: context.attempt + 1,
+      delayMs: retryDelayMs(context.settings, context.attempt),
+      error: context.error ?? { type: 'unknown', message: 'stream error' },
+    })),
+    emitBegin: emit(({ context }) => ({ type: 'attempt.begin' as const, attempt: context.attempt })),
+    /** onAbort 'commit': released calls keep their place with their real or an "interrupted" result. */
+    commitOnAbort: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ closing: true });
+      for (const v of context.calls) {
+        if (!v) continue;
+        if ((v.phase === 'released' || v.phase === 'running') && v.inMessage) {
+          enqueue.sendTo(v.ref, { type: 'call.interrupt' });
+        } else if (v.phase === 'invalid' && v.inMessage) {
+          enqueue.sendTo(v.ref, { type: 'call.settle', result: INVALID_RESULT });
+        } else if (v.phase !== 'resulted') {
+          v.inMessage = false;
+          v.phase = 'discarded';
+          enqueue.sendTo(v.ref, { type: 'call.discard' });
+        }
+      }
+    }),
+    setOutcome: assign((_, params: { outcome: TurnOutcome }) => ({ outcome: params.outcome })),
+    emitDone: emit(({ context }) => ({ type: 'turn.done' as const, outcome: context.outcome ?? 'done' })),
+  },
+}).createMachine({
+  id: 'turn',
+  context: ({ input }) => ({
+    settings: input.settings,
+    attempt: 1,
+    calls: [],
+    releaseFrontier: 0,
+    startFrontier: 0,
+    released: 0,
+    running: 0,
+    streamEnded: false,
+    closing: false,
+  }),
+  initial: 'streaming',
+  on: {
+    'call.status': { guard: 'currentAttempt', actions: ['recordStatus', 'pump'] },
+    'approval.granted': { actions: ['grantApproval', 'pump'] },
+    'approval.denied': { actions: ['denyApproval', 'pump'] },
+  },
+  states: {
+    streaming: {
+      on: {
+        'call.open': { actions: 'spawnCall' },
+        'call.identity': { actions: 'forwardToCall' },
+        'call.complete': { actions: 'forwardToCall' },
+        'stream.finish': { actions: 'recordFinish' },
+        'stream.end': { target: 'draining', actions: ['endStream', 'pump'] },
+        'stream.error': [
+          { guard: 'canRetry', target: 'backoff', actions: 'recordError' },
+          {
+            target: 'done',
+            actions: ['recordError', 'discardAttempt', { type: 'setOutcome', params: { outcome: 'failed' } }],
+          },
+        ],
+        'turn.abort': [
+          {
+            guard: 'dropOnAbort',
+            target: 'done',
+            actions: ['discardAttempt', { type: 'setOutcome', params: { outcome: 'dropped' } }],
+          },
+          { target: 'aborting', actions: ['commitOnAbort', { type: 'setOutcome', params: { outcome: 'aborted' } }] },
+        ],
+      },
+    },
+    draining: {
+      always: { guard: 'allSettled', target: 'done', actions: { type: 'setOutcome', params: { outcome: 'done' } } },
+      on: {
+        'turn.abort': [
+          {
+            guard: 'dropOnAbort',
+            target: 'done',
+            actions: ['discardAttempt', { type: 'setOutcome', params: { outcome: 'dropped' } }],
+          },
+          { target: 'aborting', actions: ['commitOnAbort', { type: 'setOutcome', params: { outcome: 'aborted' } }] },
+        ],
+      },
+    },
+    backoff: {
+      entry: ['emitRetry', 'discardAttempt', 'resetAttempt'],
+      after: { retryDelay: { target: 'streaming', actions: ['nextAttempt', 'emitBegin'] } },
+      on: {
+        'turn.abort': { target: 'done', actions: { type: 'setOutcome', params: { outcome: 'dropped' } } },
+      },
+    },
+    aborting: {
+      // Interrupts were sent; wait for every committed call to report its result.
+      always: { guard: 'allSettledAfterAbort', target: 'done' },
+    },
+    done: {
+      type: 'final',
+      entry: 'emitDone',
+    },
+  },
+});
+
+export type TurnMachine = typeof turnMachine;
+export type TurnActorRef = ActorRefFrom<TurnMachine>;

@@ -1,0 +1,584 @@
+import mitt, { type Emitter } from 'mitt';
+import { createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
+import { type CallResult, type RunToolInput, toolCallMachine } from '../../machines/toolCall.machine';
+import {
+  type AbortMode,
+  type Classification,
+  type TurnActorRef,
+  type TurnEmitted,
+  type TurnOutcome,
+  type TurnSettings,
+  turnMachine,
+} from '../../machines/turn.machine';
+import { ArgBuffer } from '../args/buffer';
+import { repairTruncated } from '../args/repair';
+import type { HistoryMessage, ToolCallRecord, ToolResultRecord } from '../history/types';
+import type { OutputEvent } from '../release/output';
+import type { FinishReason, StreamErrorInfo, StreamEvent } from '../wire/events';
+import { type Clock, realClock } from './clock';
+
+/**
+ * The turn controller: owns the turn actor and the byte path.
+ *
+ * Canonical events come in through `feed()`. Fragments go to a plain per-call `ArgBuffer`
+ * (O(fragment) each, never a machine event); the machine only hears lifecycle boundaries:
+ * `call.open`, `call.identity` (when it adds something), `call.complete` (once, with the judged
+ * outcome), `stream.finish`, `stream.end`, `stream.error`, `turn.abort`, approvals.
+ *
+ * Completion (SPEC §4): with `completion: 'inferred'` (default) a call is complete as soon as
+ * its top-level JSON value closes; with 'evidence-only' it needs the provider's evidence
+ * (`call.complete`) or a finish. Either way the end of the stream closes every call; a
+ * max_tokens-truncated last call is repaired only then (SPEC §5.7).
+ *
+ * Output ordering: text and thinking that arrive after a call opened are held until every
+ * earlier call is released or suppressed, so they keep their place (SPEC §5.9).
+ */
+
+export type CompletionMode = 'inferred' | 'evidence-only';
+
+export interface CallTiming {
+  index: number;
+  attempt: number;
+  id?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  /** Argument size in characters (never the contents). */
+  argsChars: number;
+  completeMs?: number;
+  readyMs?: number;
+  releasedMs?: number;
+  startedMs?: number;
+  resultMs?: number;
+  result?: CallResult;
+  state: string;
+}
+
+export interface ControllerWarning {
+  code: string;
+  message: string;
+  index?: number;
+}
+
+export type ControllerEvents = {
+  output: OutputEvent;
+  'call.released': CallTiming;
+  'call.suppressed': { index: number; attempt: number; reason: 'single_tool' | 'invalid' };
+  'approval.request': { index: number; attempt: number; id: string; name: string; input: Record<string, unknown> };
+  'tool.start': CallTiming;
+  'tool.result': CallTiming;
+  'attempt.retry': { attempt: number; delayMs: number; error: StreamErrorInfo };
+  'attempt.begin': { attempt: number };
+  'turn.done': TurnSummary;
+  warning: ControllerWarning;
+  /** Lifecycle trace for the run-time invariant checks (I4–I6). */
+  trace: TraceEntry;
+};
+
+export interface TraceEntry {
+  t: number;
+  kind: 'ready' | 'released' | 'started' | 'resulted' | 'discarded' | 'stream.end' | 'approved';
+  attempt: number;
+  index?: number;
+  safe?: boolean;
+}
+
+export interface TurnSummary {
+  outcome: TurnOutcome;
+  attempts: number;
+  streamEndMs?: number;
+  turnDoneMs: number;
+  finish?: FinishReason;
+  error?: StreamErrorInfo;
+  calls: CallTiming[];
+  /** The messages this turn appends to the conversation (execute mode). */
+  history: HistoryMessage[];
+  warnings: ControllerWarning[];
+}
+
+export type RunToolFn = (call: RunToolInput, signal: AbortSignal) => Promise<CallResult>;
+
+export interface ControllerOptions {
+  mode?: 'gateway' | 'execute';
+  completion?: CompletionMode;
+  singleTool?: boolean;
+  maxAttempts?: number;
+  retryBaseMs?: number;
+  earlyStart?: TurnSettings['earlyStart'];
+  maxConcurrent?: number;
+  onAbort?: AbortMode;
+  classify?: (name: string, input: Record<string, unknown>) => Classification;
+  runTool?: RunToolFn;
+  clock?: Clock;
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+interface Slot {
+  index: number;
+  buf: ArgBuffer;
+  id?: string;
+  name?: string;
+  evidence: boolean;
+  completeSent: boolean;
+  lateWarned: boolean;
+  timing: CallTiming;
+}
+
+interface Pending {
+  afterCalls: number;
+  event: OutputEvent;
+}
+
+const DEFAULT_CLASSIFY = (): Classification => ({ safe: false, needsApproval: false });
+
+export class TurnController {
+  readonly events: Emitter<ControllerEvents> = mitt<ControllerEvents>();
+  readonly actor: TurnActorRef;
+  readonly clock: Clock;
+  readonly done: Promise<TurnSummary>;
+
+  private readonly completion: CompletionMode;
+  private readonly mode: 'gateway' | 'execute';
+  private attempt = 1;
+  private slots = new Map<number, Slot>();
+  private opened = 0; // max index + 1 seen in this attempt
+  private frontier = 0; // output frontier: calls < frontier are released/suppressed
+  private resolvedSet = new Set<number>();
+  private pending: Pending[] = [];
+  private pendingHead = 0;
+  private finish?: FinishReason;
+  private finishSeen = false;
+  private streamEnded = false;
+  private ignoring = false;
+  private messageStarted = false;
+  private text = '';
+  private thinking = '';
+  private streamEndMs?: number;
+  private error?: StreamErrorInfo;
+  private readonly warnings: ControllerWarning[] = [];
+  private readonly allTimings: CallTiming[] = [];
+  private resolveDone!: (s: TurnSummary) => void;
+  private finished = false;
+
+  constructor(opts: ControllerOptions = {}) {
+    this.mode = opts.mode ?? 'gateway';
+    this.completion = opts.completion ?? 'inferred';
+    this.clock = opts.clock ?? realClock();
+    this.done = new Promise((r) => (this.resolveDone = r));
+    const settings: TurnSettings = {
+      mode: this.mode,
+      singleTool: opts.singleTool ?? false,
+      maxAttempts: opts.maxAttempts ?? (this.mode === 'gateway' ? 1 : 3),
+      retryBaseMs: opts.retryBaseMs ?? 500,
+      earlyStart: opts.earlyStart ?? 'safe',
+      maxConcurrent: opts.maxConcurrent ?? 10,
+      onAbort: opts.onAbort ?? 'commit',
+      classify: opts.classify ?? DEFAULT_CLASSIFY,
+    };
+    const runTool = opts.runTool;
+    const callMachine = toolCallMachine.provide({
+      actors: {
+        runTool: fromPromise<CallResult, RunToolInput>(({ input, signal }) =>
+          runTool ? runTool(input, signal) : Promise.reject(new Error('no tool runner configured')),
+        ),
+      },
+    });
+    const machine = turnMachine.provide({ actors: { toolCall: callMachine } });
+    this.actor = createActor(machine, {
+      input: { settings },
+      clock: this.clock,
+      inspect: opts.inspect,
+    });
+    this.actor.on('*', (e) => this.onMachineEvent(e as TurnEmitted));
+    this.actor.start();
+  }
+
+  // ---------------------------------------------------------------- byte path
+
+  /** Feed one canonical event. Cheap for fragments and text; never throws on odd input. */
+  feed(ev: StreamEvent): void {
+    if (this.finished) return;
+    if (this.ignoring && ev.type !== 'stream.end') return;
+    switch (ev.type) {
+      case 'call.fragment':
+        this.onFragment(ev.index, ev.text);
+        return;
+      case 'text.delta':
+        if (ev.text.length === 0) return;
+        this.text += ev.text;
+        this.out({ type: 'text', text: ev.text });
+        return;
+      case 'thinking.delta':
+        if (ev.text.length === 0) return;
+        this.thinking += ev.text;
+        this.out({ type: 'thinking', text: ev.text });
+        return;
+      case 'thinking.signature':
+        this.out({ type: 'thinking.signature', signature: ev.signature });
+        return;
+      case 'call.identity':
+        this.onIdentity(ev.index, ev.id, ev.name);
+        return;
+      case 'call.complete': {
+        const slot = this.slot(ev.index);
+        slot.evidence = true;
+        this.check(slot);
+        return;
+      }
+      case 'message.start':
+        if (this.messageStarted && (this.opened > 0 || this.text.length > 0)) {
+          this.warn('message_restart', 'a second message started mid-stream; the rest of the stream is ignored');
+          this.ignoring = true;
+          return;
+        }
+        this.messageStarted = true;
+        this.emitOutput({ type: 'message.start', id: ev.id, model: ev.model, usage: ev.usage });
+        return;
+      case 'usage':
+        this.emitOutput({ type: 'usage', usage: ev.usage });
+        return;
+      case 'finish':
+        this.finish = ev.reason;
+        this.finishSeen = true;
+        this.actor.send({ type: 'stream.finish', reason: ev.reason });
+        for (const slot of this.slots.values()) this.check(slot);
+        return;
+      case 'ping':
+        return;
+      case 'warning':
+        this.warn(ev.code, ev.message);
+        return;
+      case 'stream.error':
+        this.onStreamError(ev.error, ev.retryable);
+        return;
+      case 'stream.end':
+        this.onStreamEnd();
+        return;
+    }
+  }
+
+  private slot(index: number): Slot {
+    let s = this.slots.get(index);
+    if (s === undefined) {
+      const timing: CallTiming = { index, attempt: this.attempt, argsChars: 0, state: 'streaming' };
+      s = { index, buf: new ArgBuffer(), evidence: false, completeSent: false, lateWarned: false, timing };
+      this.slots.set(index, s);
+      this.allTimings.push(timing);
+      if (index + 1 > this.opened) this.opened = index + 1;
+      this.actor.send({ type: 'call.open', index });
+    }
+    return s;
+  }
+
+  private onIdentity(index: number, id?: string, name?: string): void {
+    const s = this.slot(index);
+    const newId = id && !s.id ? id : undefined;
+    const newName = name && !s.name ? name : undefined;
+    if (!newId && !newName) return;
+    if (newId) s.id = s.timing.id = newId;
+    if (newName) s.name = s.timing.name = newName;
+    this.actor.send({ type: 'call.identity', index, id: newId, name: newName });
+  }
+
+  private onFragment(index: number, text: string): void {
+    const s = this.slot(index);
+    if (s.completeSent) {
+      if (!s.lateWarned && text.trim().length > 0) {
+        s.lateWarned = true;
+        this.warn('late_fragment', `call ${index}: ${text.length} chars arrived after the call was complete; ignored`, index);
+      }
+      return;
+    }
+    s.buf.append(text);
+    s.timing.argsChars = s.buf.length;
+    const st = s.buf.status;
+    if (st === 'closed' || st === 'invalid') this.check(s);
+  }
+
+  /** Send `call.complete` once the payload is final and completion is allowed. */
+  private check(s: Slot): void {
+    if (s.completeSent) return;
+    const st = s.buf.status;
+    if (st !== 'closed' && st !== 'invalid') return;
+    if (this.completion === 'evidence-only' && !s.evidence && !this.finishSeen) return;
+    this.complete(s);
+  }
+
+  private complete(s: Slot, repaired?: Record<string, unknown>): void {
+    s.completeSent = true;
+    if (s.timing.completeMs === undefined) s.timing.completeMs = this.clock.now();
+    if (repaired) {
+      this.actor.send({ type: 'call.complete', index: s.index, outcome: 'object', input: repaired, repaired: true });
+      return;
+    }
+    const p = s.buf.parse();
+    if (p.kind === 'object') {
+      this.actor.send({ type: 'call.complete', index: s.index, outcome: 'object', input: p.value });
+    } else {
+      this.actor.send({ type: 'call.complete', index: s.index, outcome: p.kind });
+    }
+  }
+
+  private onStreamEnd(): void {
+    if (this.streamEnded) return;
+    this.streamEnded = true;
+    this.streamEndMs = this.clock.now();
+    for (const s of this.slots.values()) if (!s.completeSent) this.complete(s);
+    // Truncation: repair only now, only the last call (SPEC §5.7).
+    if (this.finish === 'length' && this.opened > 0) {
+      const last = this.slots.get(this.opened - 1);
+      if (last) {
+        const p = last.buf.parse();
+        if (p.kind === 'incomplete' || p.kind === 'invalid') {
+          const fixed = repairTruncated(last.buf.text());
+          if (fixed) {
+            this.warn('repaired', `call ${last.index}: truncated arguments repaired at end of stream`, last.index);
+            this.complete(last, fixed);
+          }
+        } else if (p.kind === 'empty') {
+          // An empty-arguments call cut by max_tokens is dropped.
+          this.actor.send({ type: 'call.complete', index: last.index, outcome: 'invalid' });
+        }
+      }
+    }
+    this.trace({ t: this.clock.now(), kind: 'stream.end', attempt: this.attempt });
+    this.actor.send({ type: 'stream.end' });
+    this.maybeFinishOutput();
+  }
+
+  private onStreamError(error: StreamErrorInfo, retryable: boolean): void {
+    this.error = error;
+    this.actor.send({ type: 'stream.error', error, retryable });
+  }
+
+  // ---------------------------------------------------------------- machine side
+
+  private onMachineEvent(e: TurnEmitted): void {
+    switch (e.type) {
+      case 'call.released': {
+        const s = this.slots.get(e.index);
+        if (!s || e.attempt !== this.attempt) return;
+        const t = this.clock.now();
+        s.timing.releasedMs = t;
+        s.timing.readyMs ??= t;
+        const view = this.actor.getSnapshot().context.calls[e.index];
+        const input = view?.input ?? {};
+        s.timing.input = input;
+        s.timing.state = 'released';
+        this.trace({ t, kind: 'released', attempt: e.attempt, index: e.index, safe: view?.safe });
+        const raw = s.buf.text();
+        const argsText = view?.repaired ? JSON.stringify(input) : raw.trim();
+        this.resolveSlot(e.index, {
+          type: 'tool_use',
+          index: e.index,
+          backendId: s.id ?? '',
+          name: s.name ?? '',
+          input,
+          argsText,
+          repaired: view?.repaired ?? false,
+        });
+        this.events.emit('call.released', s.timing);
+        return;
+      }
+      case 'call.suppressed': {
+        if (e.attempt !== this.attempt) return;
+        const s = this.slots.get(e.index);
+        if (s) s.timing.state = e.reason === 'invalid' ? 'invalid' : 'suppressed';
+        this.warn(
+          e.reason === 'invalid' ? 'invalid_call' : 'single_tool_suppressed',
+          `call ${e.index} suppressed (${e.reason === 'invalid' ? 'arguments are not a JSON object or identity is missing' : 'single-tool limit'})`,
+          e.index,
+        );
+        this.resolveSlot(e.index, undefined);
+        this.events.emit('call.suppressed', e);
+        return;
+      }
+      case 'approval.request': {
+        const view = this.actor.getSnapshot().context.calls[e.index];
+        this.events.emit('approval.request', { ...e, input: view?.input ?? {} });
+        return;
+      }
+      case 'tool.start': {
+        const s = this.slots.get(e.index);
+        if (!s || e.attempt !== this.attempt) return;
+        s.timing.startedMs = this.clock.now();
+        s.timing.state = 'running';
+        this.trace({ t: s.timing.startedMs, kind: 'started', attempt: e.attempt, index: e.index });
+        this.events.emit('tool.start', s.timing);
+        return;
+      }
+      case 'tool.result': {
+        const s = this.slots.get(e.index);
+        if (!s || e.attempt !== this.attempt) return;
+        s.timing.resultMs = this.clock.now();
+        s.timing.result = e.result;
+        s.timing.state = 'resulted';
+        this.trace({ t: s.timing.resultMs, kind: 'resulted', attempt: e.attempt, index: e.index });
+        this.events.emit('tool.result', s.timing);
+        return;
+      }
+      case 'attempt.retry':
+        for (const s of this.slots.values()) {
+          s.timing.state = 'discarded';
+          this.trace({ t: this.clock.now(), kind: 'discarded', attempt: this.attempt, index: s.index });
+        }
+        this.resetAttempt();
+        this.events.emit('attempt.retry', e);
+        return;
+      case 'attempt.begin':
+        this.attempt = e.attempt;
+        this.events.emit('attempt.begin', e);
+        return;
+      case 'turn.done':
+        this.onTurnDone(e.outcome);
+        return;
+    }
+  }
+
+  private resetAttempt(): void {
+    this.slots = new Map();
+    this.opened = 0;
+    this.frontier = 0;
+    this.resolvedSet.clear();
+    this.pending = [];
+    this.pendingHead = 0;
+    this.finish = undefined;
+    this.finishSeen = false;
+    this.streamEnded = false;
+    this.ignoring = false;
+    this.text = '';
+    this.thinking = '';
+    this.streamEndMs = undefined;
+    this.error = undefined;
+  }
+
+  private onTurnDone(outcome: TurnOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    const ctx = this.actor.getSnapshot().context;
+    for (const s of this.slots.values()) {
+      const v = ctx.calls[s.index];
+      if (!v) continue;
+      if (v.phase === 'discarded' || v.suppressed) s.timing.state = v.suppressed ? 'suppressed' : 'discarded';
+      else s.timing.state = v.phase;
+    }
+    if (outcome === 'failed' && this.error) this.emitOutput({ type: 'error', error: this.error });
+    const summary: TurnSummary = {
+      outcome,
+      attempts: this.attempt,
+      streamEndMs: this.streamEndMs,
+      turnDoneMs: this.clock.now(),
+      finish: this.finish,
+      error: this.error,
+      calls: this.allTimings,
+      history: this.buildHistory(outcome),
+      warnings: this.warnings,
+    };
+    this.events.emit('turn.done', summary);
+    this.resolveDone(summary);
+  }
+
+  private buildHistory(outcome: TurnOutcome): HistoryMessage[] {
+    if (this.mode !== 'execute' || outcome === 'dropped' || outcome === 'failed') return [];
+    const ctx = this.actor.getSnapshot().context;
+    const calls: ToolCallRecord[] = [];
+    const results: ToolResultRecord[] = [];
+    const structured = ctx.calls.some((v) => v?.inMessage && v.structuredOutput);
+    ctx.calls.forEach((v, index) => {
+      if (!v || !v.inMessage || v.suppressed) return;
+      const id = v.id ?? `call_${index}`;
+      const name = v.name ?? '';
+      calls.push({ id, name, input: v.input ?? {} });
+      let r: CallResult = v.result ?? {
+        ok: false,
+        content: 'Tool execution was interrupted by the user.',
+        synthetic: 'interrupted',
+      };
+      if (structured && !v.structuredOutput && r.synthetic !== 'suppressed') {
+        r = { ok: false, content: 'Not run: the structured output call replaces its siblings.', synthetic: 'suppressed' };
+      }
+      results.push({ callId: id, name, ok: r.ok, content: r.content, ...(r.synthetic ? { synthetic: r.synthetic } : {}) });
+    });
+    const assistant: HistoryMessage = {
+      role: 'assistant',
+      content: this.text,
+      ...(this.thinking ? { thinking: this.thinking } : {}),
+      calls,
+    };
+    return results.length > 0 ? [assistant, { role: 'tool', results }] : [assistant];
+  }
+
+  // ---------------------------------------------------------------- output ordering
+
+  /** Text/thinking go out now unless an earlier call is still pending; then they wait their turn. */
+  private out(event: OutputEvent): void {
+    if (this.opened <= this.frontier && this.pendingHead === this.pending.length) this.emitOutput(event);
+    else this.pending.push({ afterCalls: this.opened, event });
+  }
+
+  private resolveSlot(index: number, event: OutputEvent | undefined): void {
+    // Releases arrive in index order; suppressions may resolve a slot out of order.
+    if (event) this.flushPending(index);
+    if (event) this.emitOutput(event);
+    this.resolvedSet.add(index);
+    while (this.frontier < this.opened && (this.resolvedSet.has(this.frontier) || !this.slots.has(this.frontier)))
+      this.frontier++;
+    this.flushPending(this.frontier);
+    this.maybeFinishOutput();
+  }
+
+  private flushPending(upTo: number): void {
+    while (this.pendingHead < this.pending.length && this.pending[this.pendingHead]!.afterCalls <= upTo) {
+      this.emitOutput(this.pending[this.pendingHead++]!.event);
+    }
+    if (this.pendingHead === this.pending.length && this.pendingHead > 0) {
+      this.pending = [];
+      this.pendingHead = 0;
+    }
+  }
+
+  private outputEnded = false;
+
+  /** After the stream ended and every call is resolved, the message ends (gateway output). */
+  private maybeFinishOutput(): void {
+    if (!this.streamEnded || this.outputEnded) return;
+    for (const s of this.slots.values()) if (!this.resolvedSet.has(s.index)) return;
+    this.outputEnded = true;
+    this.flushPending(Number.MAX_SAFE_INTEGER);
+    let released = 0;
+    for (const s of this.slots.values()) if (s.timing.releasedMs !== undefined) released++;
+    this.emitOutput({ type: 'end', finish: this.finish, released });
+  }
+
+  private emitOutput(event: OutputEvent): void {
+    this.events.emit('output', event);
+  }
+
+  private warn(code: string, message: string, index?: number): void {
+    const w: ControllerWarning = index === undefined ? { code, message } : { code, message, index };
+    this.warnings.push(w);
+    this.events.emit('warning', w);
+  }
+
+  private trace(e: TraceEntry): void {
+    this.events.emit('trace', e);
+  }
+
+  // ---------------------------------------------------------------- harness controls
+
+  abort(mode?: AbortMode): void {
+    this.actor.send({ type: 'turn.abort', mode });
+  }
+
+  approve(index: number): void {
+    this.trace({ t: this.clock.now(), kind: 'approved', attempt: this.attempt, index });
+    this.actor.send({ type: 'approval.granted', index });
+  }
+
+  deny(index: number, reason?: string): void {
+    this.actor.send({ type: 'approval.denied', index, reason });
+  }
+
+  get currentAttempt(): number {
+    return this.attempt;
+  }
+}

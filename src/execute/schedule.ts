@@ -1,0 +1,94 @@
+import type { CallPhase } from '../../machines/toolCall.machine';
+
+/**
+ * Start decisions (SPEC §6.3–§6.5) as pure functions over the released calls.
+ *
+ * - A safe call starts as soon as it is released (ready), while the model still streams, unless
+ *   an earlier unsafe call has not resulted, or the concurrency cap is reached.
+ * - An unsafe call starts only after the stream ended and every earlier call resulted; it runs
+ *   alone, and every later call waits for its result.
+ * - A call that needs approval never starts before it is approved; the request is raised as
+ *   soon as the call is released.
+ * - earlyStart 'none' holds every start until the stream ended (same rules otherwise);
+ *   'all' lets an approved unsafe call start mid-stream when nothing else runs and every earlier
+ *   call resulted.
+ */
+
+export type EarlyStart = 'safe' | 'none' | 'all';
+export type Approval = 'not-needed' | 'unrequested' | 'pending' | 'granted' | 'denied';
+
+export interface StartView {
+  phase: CallPhase;
+  safe: boolean;
+  approval: Approval;
+}
+
+export interface StartContext {
+  streamEnded: boolean;
+  earlyStart: EarlyStart;
+  maxConcurrent: number;
+  /** Calls currently running. */
+  running: number;
+}
+
+export interface StartDecision {
+  start: number[];
+  requestApproval: number[];
+  /** First index that is not yet resulted (or settled); scanning can resume there. */
+  frontier: number;
+}
+
+function settled(phase: CallPhase): boolean {
+  return phase === 'resulted' || phase === 'discarded';
+}
+
+export function decideStarts(
+  calls: ReadonlyArray<StartView | undefined>,
+  frontier: number,
+  ctx: StartContext,
+): StartDecision {
+  const start: number[] = [];
+  const requestApproval: number[] = [];
+  let running = ctx.running;
+  let allEarlierSettled = true;
+  let i = frontier;
+  // Advance the frontier over the settled prefix.
+  while (i < calls.length && (calls[i] === undefined || settled(calls[i]!.phase))) i++;
+  const newFrontier = i;
+
+  for (; i < calls.length; i++) {
+    const v = calls[i];
+    if (v === undefined || settled(v.phase)) continue;
+    if (v.phase !== 'released' && v.phase !== 'running') {
+      // invalid calls wait for the executor's settle; anything not yet released ends the released prefix
+      if (v.phase === 'invalid') {
+        allEarlierSettled = false;
+        continue;
+      }
+      break;
+    }
+    if (v.phase === 'released') {
+      if (v.approval === 'unrequested') requestApproval.push(i);
+      const approved = v.approval === 'not-needed' || v.approval === 'granted';
+      if (v.safe) {
+        const open = ctx.earlyStart !== 'none' || ctx.streamEnded;
+        if (approved && open && running < ctx.maxConcurrent) {
+          start.push(i);
+          running++;
+        }
+      } else {
+        const open = ctx.streamEnded || (ctx.earlyStart === 'all' && approved);
+        if (approved && open && allEarlierSettled && running === 0) {
+          start.push(i);
+          running++;
+        }
+        // An unsafe call that has not resulted is a barrier for every later call.
+        break;
+      }
+    } else if (!v.safe) {
+      break; // an unsafe call is running: everything later waits
+    }
+    allEarlierSettled = false;
+  }
+  return { start, requestApproval, frontier: newFrontier };
+}
