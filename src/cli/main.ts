@@ -1,3 +1,75 @@
 #!/usr/bin/env node
-// Placeholder entry point; the real command table lands with the CLI.
-process.stdout.write('sluice: under construction\n');
+import { UsageError } from './args';
+
+/**
+ * The `sluice` command. Each command lives in its own file and exports `run(argv) → exit code`;
+ * commands are loaded lazily so `sluice --help` stays instant.
+ */
+
+interface Command {
+  summary: string;
+  load: () => Promise<{ run: (argv: string[]) => Promise<number> }>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  demo: { summary: 'play a realistic multi-tool turn on the embedded scripted model (no network)', load: () => import('./demo') },
+  replay: { summary: 'run a trace on a virtual clock with simulated tools; report timings', load: () => import('./replay') },
+  convert: { summary: 'write the Anthropic SSE the gateway would send for a trace', load: () => import('./convert') },
+  serve: { summary: 'Anthropic Messages gateway over an OpenAI-compatible upstream', load: () => import('./serve') },
+  analyze: { summary: 'how early each call completed, and what early dispatch saves', load: () => import('./analyze') },
+};
+
+export const HELP = `sluice — stream-driven tool dispatch
+
+Usage: sluice <command> [options]        (sluice <command> --help for details)
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([n, c]) => `  ${n.padEnd(9)} ${c.summary}`)
+  .join('\n')}
+
+Exit codes: 0 ok, 1 the run failed (bad trace, upstream error), 2 usage error.
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(HELP);
+    return name ? 0 : 2;
+  }
+  if (name === '--version') {
+    process.stdout.write('sluice 0.1.0\n');
+    return 0;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    process.stderr.write(`sluice: unknown command "${name}"\n\n${HELP}`);
+    return 2;
+  }
+  try {
+    const mod = await cmd.load();
+    return await mod.run(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`sluice ${name}: ${err.message}\n(see sluice ${name} --help)\n`);
+      return 2;
+    }
+    if (err instanceof Error && (err as NodeJS.ErrnoException).code === 'ENOENT') {
+      process.stderr.write(`sluice ${name}: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,5 @@
+/** `sluice analyze` — not built yet. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('sluice analyze: not available yet\n');
+  return 1;
+}

@@ -1,0 +1,5 @@
+/** `sluice convert` — not built yet. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('sluice convert: not available yet\n');
+  return 1;
+}

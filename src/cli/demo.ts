@@ -1,0 +1,5 @@
+/** `sluice demo` — not built yet. */
+export async function run(_argv: string[]): Promise<number> {
+  process.stderr.write('sluice demo: not available yet\n');
+  return 1;
+}
