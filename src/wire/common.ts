@@ -1,0 +1,113 @@
+/**
+ * Small helpers shared by the provider adapters. Nothing here allocates on the hot path beyond the
+ * event objects themselves.
+ */
+import type { Adapter, StreamEvent, WireFormat } from './events';
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A non-empty string, or undefined (empty strings mean "not known" in the event contract). */
+export function nonEmpty(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+export function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+export function warning(code: string, message: string): StreamEvent {
+  return { type: 'warning', code, message };
+}
+
+/** Describe a payload for a warning without quoting its contents. */
+export function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `array(${v.length})`;
+  if (typeof v === 'string') return `string(${v.length} chars)`;
+  return typeof v;
+}
+
+/**
+ * Base for adapters: `push`/`end` allocate the result array; the stream reader calls `pushInto`
+ * with one shared array per write to avoid an array per payload.
+ */
+export abstract class BaseAdapter implements Adapter {
+  abstract readonly format: WireFormat;
+  private warned: Set<string> | undefined;
+  private ended = false;
+
+  push(payload: unknown): StreamEvent[] {
+    const out: StreamEvent[] = [];
+    this.pushInto(payload, out);
+    return out;
+  }
+
+  end(): StreamEvent[] {
+    const out: StreamEvent[] = [];
+    this.endInto(out);
+    return out;
+  }
+
+  /** Append the events for one payload to `out`. */
+  pushInto(payload: unknown, out: StreamEvent[]): void {
+    if (this.ended) {
+      this.warnOnce(out, 'payload_after_end', 'payload pushed after end() ignored');
+      return;
+    }
+    if (payload === '[DONE]') {
+      this.onDone(out);
+      return;
+    }
+    if (Array.isArray(payload) && this.acceptsArrays) {
+      for (const p of payload) this.pushInto(p, out);
+      return;
+    }
+    if (!isObj(payload)) {
+      out.push(warning('bad_payload', `${this.format}: expected a JSON object, got ${describe(payload)}`));
+      return;
+    }
+    this.onPayload(payload, out);
+  }
+
+  /** Append the end-of-stream events (always ending with `stream.end`) to `out`. */
+  endInto(out: StreamEvent[]): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd(out);
+    out.push({ type: 'stream.end' });
+  }
+
+  /** Arrays of payloads are unpacked (Gemini's non-SSE stream is a JSON array). */
+  protected acceptsArrays = false;
+
+  protected abstract onPayload(payload: Obj, out: StreamEvent[]): void;
+  protected onDone(_out: StreamEvent[]): void {
+    // '[DONE]' carries no information beyond "the stream ends"; end() closes the stream.
+  }
+  protected onEnd(_out: StreamEvent[]): void {}
+
+  /** Emit a warning once per key for the life of the adapter. */
+  protected warnOnce(out: StreamEvent[], code: string, message: string, key: string = code): void {
+    this.warned ??= new Set();
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    out.push(warning(code, message));
+  }
+}
+
+/** Adapters built on BaseAdapter expose `pushInto`/`endInto`; others only `push`/`end`. */
+export interface FastAdapter extends Adapter {
+  pushInto(payload: unknown, out: StreamEvent[]): void;
+  endInto(out: StreamEvent[]): void;
+}
+
+export function isFastAdapter(a: Adapter): a is FastAdapter {
+  return (
+    typeof (a as Partial<FastAdapter>).pushInto === 'function' &&
+    typeof (a as Partial<FastAdapter>).endInto === 'function'
+  );
+}

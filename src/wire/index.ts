@@ -1,0 +1,313 @@
+/**
+ * The input side: bytes and provider objects → canonical `StreamEvent`s.
+ *
+ * - `createAdapter(format)`: parsed provider payloads → events (use with SDK stream objects).
+ * - `createStreamReader(format)`: raw SSE bytes/text → events (SseDecoder + JSON.parse per `data:`
+ *   + adapter). Non-JSON data → `bad_json` warning (never a throw); `[DONE]` is passed on as the
+ *   string; an event cut at EOF → `sse_truncated` warning (not dispatched, per spec, unless
+ *   `lenientEof`); an over-size event → `sse_event_too_large` warning.
+ * - `readPayloadLines(text)`: one-JSON-payload-per-line `.jsonl` recordings → payloads.
+ * - `detectFormat(text)`: guess the wire format from the first payloads.
+ *
+ * Text families (`text:<family>`, raw model text with tool-call markup) are parsed in src/parsers:
+ * they plug in through `registerTextAdapterFactory` (process-wide) or the `textAdapter` option.
+ */
+import type { Adapter, StreamEvent, WireFormat } from './events';
+import { isFastAdapter, isObj, warning } from './common';
+import { AnthropicAdapter } from './anthropic';
+import { OpenAIChatAdapter } from './openaiChat';
+import { OpenAIResponsesAdapter } from './openaiResponses';
+import { GeminiAdapter } from './gemini';
+import { DynamoAdapter } from './dynamo';
+import { SseDecoder, type SseDecoderOptions, type SseMessage } from './sse';
+
+export { SseDecoder, DEFAULT_MAX_EVENT_CHARS } from './sse';
+export type { SseMessage, SseDecoderOptions, SseEndResult } from './sse';
+export { AnthropicAdapter, mapAnthropicStopReason } from './anthropic';
+export { OpenAIChatAdapter, mapChatFinishReason } from './openaiChat';
+export { OpenAIResponsesAdapter } from './openaiResponses';
+export { GeminiAdapter, parseJsonPath } from './gemini';
+export { DynamoAdapter } from './dynamo';
+
+/** Builds the adapter for `text:<family>` formats (src/parsers provides it). */
+export type TextAdapterFactory = (family: string) => Adapter | undefined;
+
+let registeredTextFactory: TextAdapterFactory | undefined;
+
+/** Register the process-wide factory for `text:<family>` formats (src/parsers calls this). */
+export function registerTextAdapterFactory(factory: TextAdapterFactory | undefined): void {
+  registeredTextFactory = factory;
+}
+
+export interface AdapterOptions {
+  /** Factory for `text:<family>` formats; overrides the registered one. */
+  textAdapter?: TextAdapterFactory;
+}
+
+export const WIRE_FORMATS: readonly WireFormat[] = [
+  'anthropic',
+  'openai-chat',
+  'openai-responses',
+  'gemini',
+  'dynamo',
+];
+
+/** A fresh adapter for one stream. Throws (a programming error, not bad input) for an unknown format. */
+export function createAdapter(format: WireFormat, options: AdapterOptions = {}): Adapter {
+  switch (format) {
+    case 'anthropic':
+      return new AnthropicAdapter();
+    case 'openai-chat':
+      return new OpenAIChatAdapter();
+    case 'openai-responses':
+      return new OpenAIResponsesAdapter();
+    case 'gemini':
+      return new GeminiAdapter();
+    case 'dynamo':
+      return new DynamoAdapter();
+  }
+  if (typeof format === 'string' && format.startsWith('text:')) {
+    const family = format.slice(5);
+    const factory = options.textAdapter ?? registeredTextFactory;
+    const a = factory?.(family);
+    if (a !== undefined) return a;
+    throw new Error(`sluice: no parser registered for text family "${family}"`);
+  }
+  throw new Error(`sluice: unknown wire format "${String(format)}"`);
+}
+
+export interface StreamReaderOptions extends AdapterOptions {
+  /** Cap on one SSE event (UTF-16 code units). Default 64 Mi. */
+  maxEventChars?: number;
+  /** Dispatch an SSE event cut by EOF instead of only warning about it. Default false (spec). */
+  lenientEof?: boolean;
+  /** Use this adapter instead of creating one. */
+  adapter?: Adapter;
+}
+
+export interface StreamReader {
+  readonly format: WireFormat;
+  /** Feed raw SSE bytes or text; returns the events completed by this chunk. */
+  write(chunk: string | Uint8Array): StreamEvent[];
+  /** End of the byte stream: returns the remaining events, ending with `stream.end`. */
+  end(): StreamEvent[];
+}
+
+/** Raw SSE → canonical events for one stream. */
+export function createStreamReader(format: WireFormat, options: StreamReaderOptions = {}): StreamReader {
+  const adapter = options.adapter ?? createAdapter(format, options);
+  const fast = isFastAdapter(adapter) ? adapter : undefined;
+  // Warnings raised by the decoder are queued here and flushed into the next output.
+  let pendingWarnings: StreamEvent[] | undefined;
+  const decoderOptions: SseDecoderOptions = {
+    dispatchDataless: true,
+    lenientEof: options.lenientEof ?? false,
+    onWarning: (code, message) => (pendingWarnings ??= []).push(warning(code, message)),
+  };
+  if (options.maxEventChars !== undefined) decoderOptions.maxEventChars = options.maxEventChars;
+  const decoder = new SseDecoder(decoderOptions);
+  let ended = false;
+
+  const push = (payload: unknown, out: StreamEvent[]): void => {
+    if (fast !== undefined) fast.pushInto(payload, out);
+    else for (const e of adapter.push(payload)) out.push(e);
+  };
+
+  const handle = (messages: SseMessage[], out: StreamEvent[]): void => {
+    if (pendingWarnings !== undefined) {
+      for (const w of pendingWarnings) out.push(w);
+      pendingWarnings = undefined;
+    }
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i];
+      const data = m.data;
+      if (m.event === 'error' && (m.dataless === true || !looksLikeJson(data))) {
+        // An error frame without a JSON body (Dynamo: `event: error` + comment lines).
+        const comment = m.comments ? [...m.comments] : [];
+        if (data.length > 0) comment.push(data);
+        if (format === 'dynamo') push({ event: 'error', comment }, out);
+        else {
+          const message = comment.join(' -- ') || 'unspecified error';
+          out.push({ type: 'stream.error', error: { type: 'api_error', message }, retryable: true });
+        }
+        continue;
+      }
+      if (m.dataless === true) continue; // other data-less named events carry nothing
+      if (data === '[DONE]') {
+        push('[DONE]', out);
+        continue;
+      }
+      let payload: unknown;
+      try {
+        payload = JSON.parse(data);
+      } catch {
+        out.push(warning('bad_json', `SSE data is not JSON (${data.length} chars); ignored`));
+        continue;
+      }
+      push(payload, out);
+    }
+  };
+
+  return {
+    format,
+    write(chunk) {
+      if (ended) return [];
+      const out: StreamEvent[] = [];
+      const messages = decoder.feed(chunk);
+      if (messages.length > 0 || pendingWarnings !== undefined) handle(messages, out);
+      return out;
+    },
+    end() {
+      if (ended) return [];
+      ended = true;
+      const out: StreamEvent[] = [];
+      const { messages, truncated } = decoder.end();
+      handle(messages, out);
+      if (truncated) {
+        out.push(
+          warning(
+            'sse_truncated',
+            options.lenientEof
+              ? 'the stream ended inside an SSE event (no blank line); dispatched anyway (lenientEof)'
+              : 'the stream ended inside an SSE event (no blank line); that event was not dispatched',
+          ),
+        );
+      }
+      if (fast !== undefined) fast.endInto(out);
+      else for (const e of adapter.end()) out.push(e);
+      return out;
+    },
+  };
+}
+
+function looksLikeJson(s: string): boolean {
+  const c = s.trimStart()[0];
+  return c === '{' || c === '[';
+}
+
+export interface PayloadLines {
+  /** Parsed payloads in order (`[DONE]` kept as the string). */
+  payloads: unknown[];
+  /** `bad_json` warnings for lines that are not JSON (contents never quoted). */
+  warnings: StreamEvent[];
+}
+
+/**
+ * Split a one-JSON-payload-per-line recording (`.jsonl`, vercel `*.chunks.txt`). Blank lines are
+ * skipped; a leading `data:` prefix is tolerated; `[DONE]` is kept as the string.
+ */
+export function readPayloadLines(text: string): PayloadLines {
+  const payloads: unknown[] = [];
+  const warnings: StreamEvent[] = [];
+  const lines = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    let line = lines[i].trim();
+    if (line.length === 0) continue;
+    if (line.startsWith('data:')) line = line.slice(5).trim();
+    if (line === '[DONE]') {
+      payloads.push('[DONE]');
+      continue;
+    }
+    try {
+      payloads.push(JSON.parse(line));
+    } catch {
+      warnings.push(warning('bad_json', `line ${i + 1} is not JSON (${line.length} chars); ignored`));
+    }
+  }
+  return { payloads, warnings };
+}
+
+/** Run whole payload list through a fresh adapter: warnings of the reader first, then events, then end. */
+export function decodePayloads(
+  format: WireFormat,
+  payloads: readonly unknown[],
+  options: AdapterOptions = {},
+): StreamEvent[] {
+  const adapter = createAdapter(format, options);
+  const out: StreamEvent[] = [];
+  for (const p of payloads) for (const e of adapter.push(p)) out.push(e);
+  for (const e of adapter.end()) out.push(e);
+  return out;
+}
+
+/** Decode a whole recording (SSE text or one payload per line) with the given or detected format. */
+export function decodeRecording(
+  text: string,
+  format?: WireFormat,
+  options: StreamReaderOptions = {},
+): StreamEvent[] {
+  const f = format ?? detectFormat(text);
+  if (f === undefined)
+    return [warning('unknown_format', 'could not detect the wire format'), { type: 'stream.end' }];
+  if (looksLikeSse(text)) {
+    const r = createStreamReader(f, options);
+    return [...r.write(text), ...r.end()];
+  }
+  const { payloads, warnings } = readPayloadLines(text);
+  return [...warnings, ...decodePayloads(f, payloads, options)];
+}
+
+/** True when the text is SSE framing (`data:`/`event:`/`:` lines) rather than bare JSON lines. */
+export function looksLikeSse(text: string): boolean {
+  const head = text.slice(0, 4096).replace(/^\uFEFF/, '');
+  const first = head.split(/\r\n|\r|\n/).find((l) => l.trim().length > 0);
+  if (first === undefined) return false;
+  return /^(data|event|id|retry)(:|$)/.test(first) || first.startsWith(':');
+}
+
+/**
+ * Guess the wire format from the first payloads (up to 50) of a recording: SSE text, one JSON per
+ * line, or a sluice trace (header `{"sluice":"trace","format":…}`, or `{"t","data"}` lines).
+ * Returns undefined when nothing decisive was seen. `dynamo` is only chosen on Dynamo-only signs
+ * (`tool_call_completion`, `nvext`, `event: error` annotated frames); plain chat chunks → openai-chat.
+ */
+export function detectFormat(text: string): WireFormat | undefined {
+  const head = text.length > 262_144 ? text.slice(0, 262_144) : text;
+  const payloads: unknown[] = [];
+  let sawErrorFrame = false;
+  if (looksLikeSse(head)) {
+    const d = new SseDecoder({ dispatchDataless: true, lenientEof: true });
+    const msgs = [...d.feed(head), ...d.end().messages];
+    for (const m of msgs.slice(0, 50)) {
+      if (m.event === 'error' && (m.dataless === true || !looksLikeJson(m.data))) sawErrorFrame = true;
+      try {
+        payloads.push(JSON.parse(m.data));
+      } catch {
+        // ignore
+      }
+    }
+  } else {
+    for (const line of head.split('\n').slice(0, 51)) {
+      const t = line.trim().replace(/^data:\s*/, '');
+      if (t.length === 0) continue;
+      try {
+        const v: unknown = JSON.parse(t);
+        if (isObj(v) && v.sluice === 'trace' && typeof v.format === 'string') return v.format as WireFormat;
+        payloads.push(isObj(v) && 't' in v && 'data' in v ? v.data : v);
+      } catch {
+        // ignore (possibly a cut last line)
+      }
+    }
+  }
+  let chat = false;
+  for (const p0 of payloads) {
+    const p = Array.isArray(p0) ? p0[0] : p0;
+    if (!isObj(p)) continue;
+    if ('tool_call_completion' in p || 'nvext' in p) return 'dynamo';
+    if (p.event === 'error' && p.choices === undefined && 'comment' in p) return 'dynamo';
+    const type = p.type;
+    if (typeof type === 'string') {
+      if (type.startsWith('response.')) return 'openai-responses';
+      if (type === 'message_start' || type.startsWith('content_block_') || type === 'message_delta')
+        return 'anthropic';
+    }
+    if ('candidates' in p || 'usageMetadata' in p || 'promptFeedback' in p) return 'gemini';
+    if (p.object === 'chat.completion.chunk' || Array.isArray(p.choices)) {
+      if (Array.isArray(p.choices) && p.choices.some((c) => isObj(c) && 'tool_call_completion' in c))
+        return 'dynamo';
+      chat = true;
+    }
+  }
+  if (chat) return sawErrorFrame ? 'dynamo' : 'openai-chat';
+  return undefined;
+}

@@ -1,0 +1,201 @@
+/**
+ * OpenAI Chat Completions streaming adapter (and every "OpenAI-compatible" server).
+ *
+ * The provider sends `chat.completion.chunk` objects:
+ *   {id, model, choices:[{index, delta:{role?, content?, reasoning_content?|reasoning?,
+ *    tool_calls?:[{index, id?, type?, function:{name?, arguments?}}], function_call?}, finish_reason?}],
+ *    usage?, x_groq?:{usage?}}
+ * then optionally `[DONE]`. A call is keyed by `tool_calls[].index`; `id`/`name` usually come only in
+ * its first delta and `arguments` are string pieces to concatenate.
+ *
+ * Emitted:
+ * - `message.start {id, model}` once, on the first chunk that carries an id or model.
+ * - `delta.reasoning_content` / `delta.reasoning` (string) → `thinking.delta`; `delta.content` →
+ *   `text.delta` (empty strings dropped).
+ * - `tool_calls[i]` → `call.identity {index}` when the chunk brings an id or name not sent before for
+ *   that index (empty-string id/name are "not known" and never forwarded, so a continuation with
+ *   `"id":""` or `"name":""` cannot erase a known identity); `call.fragment` for non-empty
+ *   `arguments` (an arguments *object*, sent by a few servers, is stringified once). A whole call in
+ *   one chunk gives identity then one fragment. Interleaved indices are fine: state is per index.
+ *   A tool_call without `index` continues the last call, or starts a new one when it brings an id
+ *   not seen before (warning `missing_tool_index` once).
+ *   Legacy `delta.function_call` is call 0.
+ * - **No `call.complete`**: chat has no completion evidence on the wire; the engine infers it.
+ * - `usage` from `chunk.usage` (on a usage-only chunk with `choices: []` or on the finish chunk), or
+ *   from `x_groq.usage` when `usage` is absent: promptTokens = prompt_tokens, cachedTokens =
+ *   prompt_tokens_details.cached_tokens, outputTokens = completion_tokens. Sent before `finish` when
+ *   both are in one chunk.
+ * - `finish_reason` → `finish`: stop→stop, length→length, tool_calls→tool_calls,
+ *   function_call→tool_calls (legacy), content_filter→content_filter, anything else→other.
+ * - A chunk `{error:{message, type|code}}` (mid-stream error some servers send) → `stream.error`.
+ * - Only choice 0 is followed (n > 1 is not a tool-calling setup): other choices → one warning.
+ * - `[DONE]` is optional and carries nothing; `end()` sends `stream.end`.
+ */
+import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
+import { BaseAdapter, isObj, nonEmpty, num, type Obj } from './common';
+
+const FINISH_MAP: Record<string, FinishReason> = {
+  stop: 'stop',
+  eos: 'stop',
+  end_turn: 'stop',
+  length: 'length',
+  max_tokens: 'length',
+  tool_calls: 'tool_calls',
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+};
+
+export function mapChatFinishReason(raw: string): FinishReason {
+  return FINISH_MAP[raw] ?? 'other';
+}
+
+export function chatUsage(u: Obj): Usage | undefined {
+  const usage: Usage = {};
+  const prompt = num(u.prompt_tokens);
+  if (prompt !== undefined) usage.promptTokens = prompt;
+  const details = u.prompt_tokens_details;
+  if (isObj(details)) {
+    const cached = num(details.cached_tokens);
+    if (cached !== undefined) usage.cachedTokens = cached;
+  }
+  const out = num(u.completion_tokens);
+  if (out !== undefined) usage.outputTokens = out;
+  return usage.promptTokens === undefined && usage.outputTokens === undefined ? undefined : usage;
+}
+
+/** Map an error type/code/HTTP status to a provider error type that `isRetryableErrorType` understands. */
+export function errorTypeFrom(type: unknown, code: unknown): string {
+  const t = nonEmpty(type);
+  const c =
+    typeof code === 'number'
+      ? code
+      : typeof code === 'string' && /^\d{3}$/.test(code)
+        ? Number(code)
+        : undefined;
+  if (c !== undefined) {
+    if (c === 429) return t !== undefined && /quota/i.test(t) ? t : 'rate_limit_error';
+    if (c === 503 || c === 529) return 'overloaded_error';
+    if (c === 504) return 'timeout_error';
+    if (t === undefined) return c >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+  return t ?? nonEmpty(code) ?? 'api_error';
+}
+
+interface CallState {
+  id?: string;
+  name?: string;
+}
+
+export class OpenAIChatAdapter extends BaseAdapter {
+  readonly format: 'openai-chat' | 'dynamo' = 'openai-chat';
+  private started = false;
+  /** Per call index: identity already sent. */
+  private calls: (CallState | undefined)[] = [];
+  private lastIndex = -1;
+  private idToIndex: Map<string, number> | undefined;
+
+  protected onPayload(p: Obj, out: StreamEvent[]): void {
+    if (!this.started && (typeof p.id === 'string' || typeof p.model === 'string')) {
+      this.started = true;
+      const ev: StreamEvent & { type: 'message.start' } = { type: 'message.start' };
+      const id = nonEmpty(p.id);
+      if (id !== undefined) ev.id = id;
+      const model = nonEmpty(p.model);
+      if (model !== undefined) ev.model = model;
+      out.push(ev);
+    }
+    const choices = p.choices;
+    let finish: string | undefined;
+    if (Array.isArray(choices)) {
+      for (let i = 0; i < choices.length; i++) {
+        const c = choices[i];
+        if (!isObj(c)) continue;
+        if (c.index !== undefined && c.index !== 0) {
+          this.warnOnce(out, 'extra_choice', 'openai-chat: only choice 0 is followed; other choices ignored');
+          continue;
+        }
+        const d = c.delta;
+        if (isObj(d)) this.delta(d, out);
+        this.choiceExtras(c, out);
+        const fr = c.finish_reason;
+        if (typeof fr === 'string' && fr.length > 0) finish = fr;
+      }
+    } else if (isObj(p.error)) {
+      const e = p.error;
+      const type = errorTypeFrom(e.type, e.code);
+      const message = typeof e.message === 'string' ? e.message : '';
+      out.push({ type: 'stream.error', error: { type, message }, retryable: isRetryableErrorType(type) });
+    }
+    this.chunkExtras(p, out);
+    let usage: Usage | undefined;
+    if (isObj(p.usage)) usage = chatUsage(p.usage);
+    else if (isObj(p.x_groq) && isObj(p.x_groq.usage)) usage = chatUsage(p.x_groq.usage);
+    if (usage !== undefined) out.push({ type: 'usage', usage });
+    if (finish !== undefined) out.push({ type: 'finish', reason: mapChatFinishReason(finish), raw: finish });
+  }
+
+  /** Hooks for dialects (Dynamo): extra fields on a choice / on the chunk. */
+  protected choiceExtras(_choice: Obj, _out: StreamEvent[]): void {}
+  protected chunkExtras(_chunk: Obj, _out: StreamEvent[]): void {}
+
+  private delta(d: Obj, out: StreamEvent[]): void {
+    let r = d.reasoning_content;
+    if (typeof r !== 'string') r = d.reasoning;
+    if (typeof r === 'string' && r.length > 0) out.push({ type: 'thinking.delta', text: r });
+    const content = d.content;
+    if (typeof content === 'string' && content.length > 0) out.push({ type: 'text.delta', text: content });
+    const tcs = d.tool_calls;
+    if (Array.isArray(tcs)) {
+      for (let i = 0; i < tcs.length; i++) {
+        const tc = tcs[i];
+        if (isObj(tc)) this.toolCall(tc, out);
+      }
+    } else if (isObj(d.function_call)) {
+      this.callDelta(0, undefined, d.function_call, out);
+    }
+  }
+
+  private toolCall(tc: Obj, out: StreamEvent[]): void {
+    let index = tc.index;
+    const id = nonEmpty(tc.id);
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) {
+      this.warnOnce(
+        out,
+        'missing_tool_index',
+        'openai-chat: tool_call without a valid index; matched by id/order',
+      );
+      this.idToIndex ??= new Map();
+      const known = id !== undefined ? this.idToIndex.get(id) : undefined;
+      if (known !== undefined) index = known;
+      else if (id !== undefined || this.lastIndex < 0) index = this.calls.length;
+      else index = this.lastIndex;
+      if (id !== undefined) this.idToIndex.set(id, index as number);
+    }
+    this.callDelta(index as number, id, isObj(tc.function) ? tc.function : undefined, out);
+  }
+
+  private callDelta(index: number, id: string | undefined, fn: Obj | undefined, out: StreamEvent[]): void {
+    this.lastIndex = index;
+    let st = this.calls[index];
+    if (st === undefined) {
+      st = {};
+      this.calls[index] = st;
+    }
+    const name = fn === undefined ? undefined : nonEmpty(fn.name);
+    if ((id !== undefined && id !== st.id) || (name !== undefined && name !== st.name)) {
+      const ev: StreamEvent & { type: 'call.identity' } = { type: 'call.identity', index };
+      if (id !== undefined) ev.id = st.id = id;
+      else if (st.id !== undefined) ev.id = st.id;
+      if (name !== undefined) ev.name = st.name = name;
+      else if (st.name !== undefined) ev.name = st.name;
+      out.push(ev);
+    }
+    if (fn === undefined) return;
+    const args = fn.arguments;
+    if (typeof args === 'string') {
+      if (args.length > 0) out.push({ type: 'call.fragment', index, text: args });
+    } else if (isObj(args)) {
+      out.push({ type: 'call.fragment', index, text: JSON.stringify(args) });
+    }
+  }
+}

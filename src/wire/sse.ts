@@ -1,0 +1,299 @@
+/**
+ * Incremental Server-Sent Events decoder (WHATWG HTML "event stream interpretation").
+ *
+ * Input: the response body, in chunks of any size, as strings or bytes. Chunks may split anywhere:
+ * inside a line, between the CR and LF of a CRLF pair, inside a multi-byte UTF-8 character (bytes
+ * go through one streaming `TextDecoder`).
+ *
+ * Output: one `SseMessage` per dispatched event.
+ *
+ * Behaviour (spec unless marked *):
+ * - Lines end with LF, CRLF or CR. A leading U+FEFF BOM is dropped once, at the start of the stream.
+ * - `:comment` lines are ignored (keep-alives) *but collected per event block: a dispatched message
+ *   carries the block's comments in `comments` (Dynamo puts its error text in a comment line).
+ * - `data:` lines are joined with `\n`; one optional space after the colon is removed; a line
+ *   without a colon is a field with an empty value.
+ * - `event:` sets the message's `event` (left `undefined` when absent: the spec's default type is
+ *   "message"). `id:` sets the last event id, which persists across events (values containing NUL are
+ *   ignored) and is reported as `id` when non-empty. `retry:` and unknown fields are ignored.
+ * - An event is dispatched at a blank line, only if it had at least one `data:` line. *With
+ *   `dispatchDataless: true`, a block with an `event:` field but no data is dispatched too, with
+ *   `data: ''` and `dataless: true` (Dynamo's `event: error` frames have no data line).
+ * - End of stream: an event without its terminating blank line is NOT dispatched (spec). `end()`
+ *   reports it with `truncated: true`. *With `lenientEof: true` it is dispatched anyway (for
+ *   hand-edited recordings whose final newline was stripped); `truncated` is still reported.
+ * - *Size cap: an event whose field values exceed `maxEventChars` (default 64 Mi UTF-16 code
+ *   units, roughly 64 MiB of ASCII) is dropped: its pieces are released as soon as the cap is
+ *   crossed, `onWarning('sse_event_too_large', …)` is called once for it, and decoding resumes at
+ *   the next event.
+ *
+ * Cost: O(total input). Each new chunk is scanned once; an unfinished line is kept as a list of
+ * pieces and joined once when its end arrives (never re-scanned per chunk).
+ */
+
+import { TextDecoder } from 'node:util';
+
+export interface SseMessage {
+  /** The `event:` field, when the event had one. */
+  event?: string;
+  /** The `data:` lines joined with `\n`. */
+  data: string;
+  /** The last event id (persists across events, per spec), when non-empty. */
+  id?: string;
+  /** Comment lines (without the leading `:` and one optional space) that were inside this event block. */
+  comments?: string[];
+  /** True when the message was dispatched without any `data:` line (only with `dispatchDataless`). */
+  dataless?: boolean;
+}
+
+export interface SseDecoderOptions {
+  /** Cap on one event's accumulated field values, in UTF-16 code units. Default 64 Mi. */
+  maxEventChars?: number;
+  /** Dispatch event blocks that have an `event:` field but no `data:` line. Default false (spec). */
+  dispatchDataless?: boolean;
+  /** Dispatch an event cut by end of stream (no blank line). Default false (spec). */
+  lenientEof?: boolean;
+  /** Called for recoverable problems (`sse_event_too_large`). Never receives event contents. */
+  onWarning?: (code: string, message: string) => void;
+}
+
+export interface SseEndResult {
+  /** Messages completed by flushing the decoder (and, with `lenientEof`, the cut event). */
+  messages: SseMessage[];
+  /** True when the stream ended inside an event (fields seen, no terminating blank line). */
+  truncated: boolean;
+}
+
+export const DEFAULT_MAX_EVENT_CHARS = 64 * 1024 * 1024;
+
+const LF = 10;
+const CR = 13;
+const COLON = 58;
+const SPACE = 32;
+
+export class SseDecoder {
+  private readonly maxEventChars: number;
+  private readonly dispatchDataless: boolean;
+  private readonly lenientEof: boolean;
+  private readonly onWarning?: (code: string, message: string) => void;
+
+  private textDecoder: TextDecoder | undefined;
+  private started = false; // BOM check done
+  private ended = false;
+  /** The previous chunk ended with CR: a LF at the start of the next chunk belongs to it. */
+  private skipLeadingLF = false;
+  /** Pieces of the current unfinished line. */
+  private partial: string[] = [];
+  private partialChars = 0;
+  /** The current line is over the cap: skip to its end. */
+  private discardingLine = false;
+
+  // Current event block.
+  private data = '';
+  private hasData = false;
+  private eventType: string | undefined = undefined;
+  private comments: string[] | undefined = undefined;
+  private eventChars = 0;
+  private hasFields = false;
+  /** The current event went over the cap: ignore its remaining lines, do not dispatch. */
+  private dropping = false;
+  private lastEventId = '';
+
+  private out: SseMessage[] = [];
+
+  constructor(options: SseDecoderOptions = {}) {
+    this.maxEventChars = options.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS;
+    this.dispatchDataless = options.dispatchDataless ?? false;
+    this.lenientEof = options.lenientEof ?? false;
+    this.onWarning = options.onWarning;
+  }
+
+  /** Decode one chunk; returns the messages it completed (possibly none). */
+  feed(chunk: string | Uint8Array): SseMessage[] {
+    if (this.ended) return [];
+    let text: string;
+    if (typeof chunk === 'string') {
+      // Mixing strings after bytes: flush any partial UTF-8 sequence first.
+      if (this.textDecoder !== undefined) {
+        const rest = this.textDecoder.decode();
+        if (rest.length > 0) this.scan(rest);
+      }
+      text = chunk;
+    } else {
+      // ignoreBOM: keep U+FEFF in the output so the one-BOM rule is applied in exactly one place.
+      this.textDecoder ??= new TextDecoder('utf-8', { ignoreBOM: true });
+      text = this.textDecoder.decode(chunk, { stream: true });
+    }
+    if (text.length > 0) this.scan(text);
+    return this.take();
+  }
+
+  /** End of stream: flush, and report an event cut without its blank line. */
+  end(): SseEndResult {
+    if (this.ended) return { messages: [], truncated: false };
+    if (this.textDecoder !== undefined) {
+      const rest = this.textDecoder.decode();
+      if (rest.length > 0) this.scan(rest);
+    }
+    this.ended = true;
+    let truncated = false;
+    if (this.partial.length > 0 || this.discardingLine) {
+      const line = this.partial.join('');
+      this.partial = [];
+      this.partialChars = 0;
+      if (this.discardingLine || (line.length > 0 && line.charCodeAt(0) !== COLON)) truncated = true;
+      if (!this.discardingLine) this.line(line, 0, line.length);
+      this.discardingLine = false;
+    }
+    if (this.hasFields) truncated = true;
+    if (truncated && this.lenientEof) this.dispatch();
+    this.resetEvent();
+    return { messages: this.take(), truncated };
+  }
+
+  private take(): SseMessage[] {
+    if (this.out.length === 0) return [];
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  private scan(text: string): void {
+    let pos = 0;
+    const len = text.length;
+    if (!this.started) {
+      this.started = true;
+      if (text.charCodeAt(0) === 0xfeff) pos = 1;
+    }
+    if (this.skipLeadingLF) {
+      this.skipLeadingLF = false;
+      if (pos < len && text.charCodeAt(pos) === LF) pos++;
+    }
+    // Positions of the next LF / CR at or after `pos` (-1: none left in this chunk).
+    let nextLF = text.indexOf('\n', pos);
+    let nextCR = text.indexOf('\r', pos);
+    while (pos < len) {
+      let eol: number;
+      if (nextCR === -1) eol = nextLF;
+      else if (nextLF === -1) eol = nextCR;
+      else eol = nextLF < nextCR ? nextLF : nextCR;
+      if (eol === -1) {
+        this.keepPartial(text, pos, len);
+        return;
+      }
+      if (this.partial.length > 0 || this.discardingLine) {
+        if (this.discardingLine) {
+          this.discardingLine = false;
+        } else {
+          this.partial.push(text.slice(pos, eol));
+          const line = this.partial.join('');
+          this.partial = [];
+          this.partialChars = 0;
+          this.line(line, 0, line.length);
+        }
+      } else {
+        this.line(text, pos, eol);
+      }
+      pos = eol + 1;
+      if (text.charCodeAt(eol) === CR) {
+        if (pos === len) this.skipLeadingLF = true;
+        else if (text.charCodeAt(pos) === LF) pos++;
+      }
+      if (nextLF !== -1 && nextLF < pos) nextLF = text.indexOf('\n', pos);
+      if (nextCR !== -1 && nextCR < pos) nextCR = text.indexOf('\r', pos);
+    }
+  }
+
+  private keepPartial(text: string, from: number, to: number): void {
+    if (from >= to || this.discardingLine) return;
+    const n = to - from;
+    if (this.partialChars + n + this.eventChars > this.maxEventChars) {
+      // An unterminated line is already over the cap: drop it and the event it belongs to.
+      this.partial = [];
+      this.partialChars = 0;
+      this.discardingLine = true;
+      this.overCap();
+      return;
+    }
+    this.partial.push(from === 0 && to === text.length ? text : text.slice(from, to));
+    this.partialChars += n;
+  }
+
+  private overCap(): void {
+    if (!this.dropping) {
+      this.dropping = true;
+      this.onWarning?.(
+        'sse_event_too_large',
+        `SSE event larger than ${this.maxEventChars} characters dropped`,
+      );
+    }
+    this.data = '';
+    this.hasData = false;
+    this.comments = undefined;
+    this.hasFields = true;
+  }
+
+  /** Process the line text[start, end). */
+  private line(text: string, start: number, end: number): void {
+    if (start === end) {
+      this.dispatch();
+      this.resetEvent();
+      return;
+    }
+    const first = text.charCodeAt(start);
+    if (first === COLON) {
+      if (this.dropping) return;
+      let c = start + 1;
+      if (c < end && text.charCodeAt(c) === SPACE) c++;
+      (this.comments ??= []).push(text.slice(c, end));
+      return;
+    }
+    if (this.dropping) return;
+    let colon = text.indexOf(':', start);
+    if (colon === -1 || colon > end) colon = end;
+    let vStart = colon + 1;
+    if (vStart < end && text.charCodeAt(vStart) === SPACE) vStart++;
+    if (vStart > end) vStart = end;
+    const nameLen = colon - start;
+    this.eventChars += end - vStart;
+    if (this.eventChars > this.maxEventChars) {
+      this.overCap();
+      return;
+    }
+    if (nameLen === 4 && text.startsWith('data', start)) {
+      const value = text.slice(vStart, end);
+      this.data = this.hasData ? this.data + '\n' + value : value;
+      this.hasData = true;
+      this.hasFields = true;
+    } else if (nameLen === 5 && text.startsWith('event', start)) {
+      this.eventType = text.slice(vStart, end);
+      this.hasFields = true;
+    } else if (nameLen === 2 && text.startsWith('id', start)) {
+      const value = text.slice(vStart, end);
+      if (value.indexOf('\u0000') === -1) this.lastEventId = value;
+      this.hasFields = true;
+    }
+    // retry: and unknown fields are ignored.
+  }
+
+  private dispatch(): void {
+    if (this.dropping) return;
+    if (!this.hasData && !(this.dispatchDataless && this.eventType !== undefined)) return;
+    const msg: SseMessage = { data: this.data };
+    if (this.eventType !== undefined && this.eventType !== '') msg.event = this.eventType;
+    if (this.lastEventId !== '') msg.id = this.lastEventId;
+    if (this.comments !== undefined) msg.comments = this.comments;
+    if (!this.hasData) msg.dataless = true;
+    this.out.push(msg);
+  }
+
+  private resetEvent(): void {
+    this.data = '';
+    this.hasData = false;
+    this.eventType = undefined;
+    this.comments = undefined;
+    this.eventChars = 0;
+    this.hasFields = false;
+    this.dropping = false;
+  }
+}
