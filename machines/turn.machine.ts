@@ -110,6 +110,7 @@ export type TurnEvent =
   | CallStatusEvent;
 
 export type TurnEmitted =
+  | { type: 'call.ready'; index: number; attempt: number; safe: boolean; needsApproval: boolean }
   | { type: 'call.released'; index: number; attempt: number }
   | { type: 'call.suppressed'; index: number; attempt: number; reason: 'single_tool' | 'invalid' }
   | { type: 'approval.request'; index: number; attempt: number; id: string; name: string }
@@ -208,7 +209,7 @@ export const turnMachine = setup({
       const v = context.calls[event.index];
       if (!v) return;
       // Released/running are set optimistically by `pump`; ignore their echo.
-      if (event.phase === 'released' || (event.phase === 'running' && v.phase === 'running')) return;
+      if (event.phase === 'released' || event.phase === 'running') return;
       v.phase = event.phase;
       if (event.id) v.id = event.id;
       if (event.name) v.name = event.name;
@@ -222,8 +223,13 @@ export const turnMachine = setup({
           v.problem = c.problem;
           v.structuredOutput = c.structuredOutput;
         }
-      } else if (event.phase === 'running') {
-        enqueue.emit({ type: 'tool.start', index: event.index, attempt: event.attempt });
+        enqueue.emit({
+          type: 'call.ready',
+          index: event.index,
+          attempt: event.attempt,
+          safe: v.safe,
+          needsApproval: v.approval === 'unrequested',
+        });
       } else if (event.phase === 'resulted') {
         v.result = event.result;
         v.settling = false;
@@ -296,6 +302,7 @@ export const turnMachine = setup({
         const v = calls[i]!;
         v.phase = 'running';
         v.started = true;
+        enqueue.emit({ type: 'tool.start', index: i, attempt: context.attempt });
         enqueue.sendTo(v.ref, { type: 'call.start' });
       }
       enqueue.assign({ startFrontier: st.frontier, running: context.running + st.start.length });

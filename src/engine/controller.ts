@@ -12,6 +12,7 @@ import {
 } from '../../machines/turn.machine';
 import { ArgBuffer } from '../args/buffer';
 import { repairTruncated } from '../args/repair';
+import type { TurnTraceEntry as TraceEntry } from '../history/trace';
 import type { HistoryMessage, ToolCallRecord, ToolResultRecord } from '../history/types';
 import type { OutputEvent } from '../release/output';
 import type { FinishReason, StreamErrorInfo, StreamEvent } from '../wire/events';
@@ -74,13 +75,7 @@ export type ControllerEvents = {
   trace: TraceEntry;
 };
 
-export interface TraceEntry {
-  t: number;
-  kind: 'ready' | 'released' | 'started' | 'resulted' | 'discarded' | 'stream.end' | 'approved';
-  attempt: number;
-  index?: number;
-  safe?: boolean;
-}
+export type { TurnTraceEntry as TraceEntry } from '../history/trace';
 
 export interface TurnSummary {
   outcome: TurnOutcome;
@@ -93,6 +88,7 @@ export interface TurnSummary {
   /** The messages this turn appends to the conversation (execute mode). */
   history: HistoryMessage[];
   warnings: ControllerWarning[];
+  trace: TraceEntry[];
 }
 
 export type RunToolFn = (call: RunToolInput, signal: AbortSignal) => Promise<CallResult>;
@@ -135,6 +131,8 @@ export class TurnController {
   readonly actor: TurnActorRef;
   readonly clock: Clock;
   readonly done: Promise<TurnSummary>;
+  /** Lifecycle facts in order (ids, names, flags; never contents), for checkTrace (I4–I6). */
+  readonly traceLog: TraceEntry[] = [];
 
   private readonly completion: CompletionMode;
   private readonly mode: 'gateway' | 'execute';
@@ -189,6 +187,7 @@ export class TurnController {
       inspect: opts.inspect,
     });
     this.actor.on('*', (e) => this.onMachineEvent(e as TurnEmitted));
+    this.trace({ t: 0, kind: 'attempt.start', attempt: 1 });
     this.actor.start();
   }
 
@@ -392,6 +391,22 @@ export class TurnController {
         this.events.emit('call.suppressed', e);
         return;
       }
+      case 'call.ready': {
+        if (e.attempt !== this.attempt) return;
+        const s = this.slots.get(e.index);
+        if (s) s.timing.readyMs = this.clock.now();
+        this.trace({
+          t: this.clock.now(),
+          kind: 'ready',
+          attempt: e.attempt,
+          index: e.index,
+          callId: s?.id,
+          name: s?.name,
+          safe: e.safe,
+          needsApproval: e.needsApproval,
+        });
+        return;
+      }
       case 'approval.request': {
         const view = this.actor.getSnapshot().context.calls[e.index];
         this.events.emit('approval.request', { ...e, input: view?.input ?? {} });
@@ -412,20 +427,25 @@ export class TurnController {
         s.timing.resultMs = this.clock.now();
         s.timing.result = e.result;
         s.timing.state = 'resulted';
-        this.trace({ t: s.timing.resultMs, kind: 'resulted', attempt: e.attempt, index: e.index });
+        this.trace({
+          t: s.timing.resultMs,
+          kind: 'resulted',
+          attempt: e.attempt,
+          index: e.index,
+          ...(e.result.synthetic ? { synthetic: e.result.synthetic } : {}),
+        });
         this.events.emit('tool.result', s.timing);
         return;
       }
       case 'attempt.retry':
-        for (const s of this.slots.values()) {
-          s.timing.state = 'discarded';
-          this.trace({ t: this.clock.now(), kind: 'discarded', attempt: this.attempt, index: s.index });
-        }
+        for (const s of this.slots.values()) s.timing.state = 'discarded';
+        this.trace({ t: this.clock.now(), kind: 'discarded', attempt: this.attempt });
         this.resetAttempt();
         this.events.emit('attempt.retry', e);
         return;
       case 'attempt.begin':
         this.attempt = e.attempt;
+        this.trace({ t: this.clock.now(), kind: 'attempt.start', attempt: e.attempt });
         this.events.emit('attempt.begin', e);
         return;
       case 'turn.done':
@@ -462,6 +482,14 @@ export class TurnController {
       else s.timing.state = v.phase;
     }
     if (outcome === 'failed' && this.error) this.emitOutput({ type: 'error', error: this.error });
+    const history = this.buildHistory(outcome);
+    if (outcome === 'dropped' || outcome === 'failed') {
+      this.trace({ t: this.clock.now(), kind: 'discarded', attempt: this.attempt });
+    } else if (this.mode === 'execute') {
+      const assistant = history[0];
+      const callIds = assistant && assistant.role === 'assistant' ? assistant.calls.map((c) => c.id) : [];
+      this.trace({ t: this.clock.now(), kind: 'committed', attempt: this.attempt, callIds });
+    }
     const summary: TurnSummary = {
       outcome,
       attempts: this.attempt,
@@ -470,8 +498,9 @@ export class TurnController {
       finish: this.finish,
       error: this.error,
       calls: this.allTimings,
-      history: this.buildHistory(outcome),
+      history,
       warnings: this.warnings,
+      trace: this.traceLog,
     };
     this.events.emit('turn.done', summary);
     this.resolveDone(summary);
@@ -560,12 +589,15 @@ export class TurnController {
   }
 
   private trace(e: TraceEntry): void {
+    this.traceLog.push(e);
     this.events.emit('trace', e);
   }
 
   // ---------------------------------------------------------------- harness controls
 
   abort(mode?: AbortMode): void {
+    if (this.finished) return;
+    this.trace({ t: this.clock.now(), kind: 'aborted', attempt: this.attempt });
     this.actor.send({ type: 'turn.abort', mode });
   }
 
@@ -575,6 +607,7 @@ export class TurnController {
   }
 
   deny(index: number, reason?: string): void {
+    this.trace({ t: this.clock.now(), kind: 'denied', attempt: this.attempt, index });
     this.actor.send({ type: 'approval.denied', index, reason });
   }
 
