@@ -1,5 +1,124 @@
-/** `sluice replay` — not built yet. */
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('sluice replay: not available yet\n');
-  return 1;
+import * as fs from 'node:fs';
+import { numberFlag, parseArgs, UsageError } from './args';
+import { type Dispatch, type ReplayReport, replayTrace } from '../trace/replay';
+import { parseToolSpecs, parseTrace, TraceError } from '../trace/trace';
+import type { WireFormat } from '../wire/events';
+
+export const REPLAY_HELP = `sluice replay <trace> [options]
+
+Runs a recorded or synthetic turn on a virtual clock (deterministic) with simulated tools, and
+reports when each call was complete, released, started and resulted — under streaming dispatch,
+under the classic post-stream scheduler, and against the ideal schedule.
+
+<trace> is a .trace.jsonl file (SPEC §8: optional header {"sluice":"trace","format",…,"tools"},
+then {"t":ms,"data":…} / {"t":ms,"error":{…}} / {"t":ms,"attempt":N} / {"t":ms,"end":true}),
+or a raw provider recording (.sse, or one JSON payload per line), paced by --pace.
+
+Options:
+  --tools FILE           simulated tools: [{"name","kind","durationMs","result"|"error","needsApproval"?}]
+                         (default: the trace header's "tools")
+  --dispatch MODE        streaming (default) | post-stream
+  --completion MODE      inferred (default) | evidence-only   (OpenAI-chat completion inference)
+  --abort-at MS          a user abort at MS (virtual time)
+  --on-abort MODE        commit (default) | drop
+  --format FORMAT        anthropic | openai-chat | openai-responses | gemini | dynamo | text:<family>
+                         (default: detected)
+  --pace MS              spacing of payloads in raw .sse/.jsonl recordings (default 10)
+  --realtime             replay in wall-clock time instead of virtual time
+  --json                 print the full report as JSON (SPEC §8 fields)
+  --timeline FILE        also write a timeline chart (.svg or .html)
+  -h, --help             this help
+
+Environment:
+  SLUICE_STREAMING_DISPATCH=0   same as --dispatch post-stream
+
+Exit codes: 0 ok (invariants hold), 1 bad trace or an invariant violation, 2 usage error.
+`;
+
+const SPEC = {
+  tools: { type: 'string' },
+  dispatch: { type: 'string', choices: ['streaming', 'post-stream'] },
+  completion: { type: 'string', choices: ['inferred', 'evidence-only'] },
+  'abort-at': { type: 'string' },
+  'on-abort': { type: 'string', choices: ['commit', 'drop'] },
+  format: { type: 'string' },
+  pace: { type: 'string' },
+  realtime: { type: 'boolean' },
+  json: { type: 'boolean' },
+  timeline: { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
+
+export function readTraceFile(file: string, format?: string, pace?: number) {
+  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+  const text = fs.readFileSync(file, 'utf8');
+  try {
+    return parseTrace(text, { format: format as WireFormat | undefined, paceMs: pace });
+  } catch (err) {
+    if (err instanceof TraceError) throw new UsageError(`${file}: ${err.message}`);
+    throw err;
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    process.stdout.write(REPLAY_HELP);
+    return 0;
+  }
+  const { positionals, flags } = parseArgs(argv, SPEC);
+  if (positionals.length !== 1) throw new UsageError('expected exactly one trace file');
+  const trace = readTraceFile(positionals[0]!, flags.format as string | undefined, numberFlag(flags.pace, 'pace'));
+  let tools = trace.tools;
+  if (typeof flags.tools === 'string') {
+    if (!fs.existsSync(flags.tools)) throw new UsageError(`no such file: ${flags.tools}`);
+    try {
+      tools = parseToolSpecs(fs.readFileSync(flags.tools, 'utf8'));
+    } catch (err) {
+      if (err instanceof TraceError) throw new UsageError(`${flags.tools}: ${err.message}`);
+      throw err;
+    }
+  }
+  let dispatch = (flags.dispatch as Dispatch | undefined) ?? 'streaming';
+  if (process.env.SLUICE_STREAMING_DISPATCH === '0' && flags.dispatch === undefined) dispatch = 'post-stream';
+  const report = await replayTrace(trace, {
+    dispatch,
+    completion: flags.completion as 'inferred' | 'evidence-only' | undefined,
+    abortAtMs: numberFlag(flags['abort-at'], 'abort-at'),
+    onAbort: flags['on-abort'] as 'commit' | 'drop' | undefined,
+    tools,
+    realtime: flags.realtime === true,
+  });
+  if (typeof flags.timeline === 'string') {
+    const { writeTimeline } = await import('./timeline');
+    writeTimeline(flags.timeline, report);
+  }
+  if (flags.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  else process.stdout.write(formatReport(report));
+  return report.invariants.ok ? 0 : 1;
+}
+
+const ms = (v: number | undefined): string => (v === undefined ? '—' : `${Math.round(v).toLocaleString('en-US')} ms`);
+
+/** The plain-text report: one line per call, then the totals. Never prints argument contents. */
+export function formatReport(r: ReplayReport): string {
+  const lines: string[] = [];
+  lines.push(`format ${r.format} · dispatch ${r.dispatch} · completion ${r.completion} · outcome ${r.outcome}`);
+  lines.push('');
+  lines.push('  call  name               state       complete    released    started     result');
+  for (const c of r.calls) {
+    lines.push(
+      `  ${`#${c.index}${c.attempt > 1 ? `/a${c.attempt}` : ''}`.padEnd(5)} ${(c.name ?? '?').slice(0, 18).padEnd(18)} ${c.state.padEnd(11)} ${ms(c.completeMs).padEnd(11)} ${ms(c.releasedMs).padEnd(11)} ${ms(c.startedMs).padEnd(11)} ${ms(c.resultMs)}`,
+    );
+  }
+  lines.push('');
+  lines.push(`stream end   ${ms(r.streamEndMs)}`);
+  lines.push(`turn done    ${ms(r.turnDoneMs)}`);
+  if (r.postStreamMs !== undefined) lines.push(`post-stream  ${ms(r.postStreamMs)}   (the same turn if tools wait for the end of the stream)`);
+  if (r.idealMs !== undefined) lines.push(`ideal        ${ms(r.idealMs)}`);
+  if (r.savedMs !== undefined && r.postStreamMs)
+    lines.push(`saved        ${ms(r.savedMs)} (${((100 * r.savedMs) / r.postStreamMs).toFixed(0)}% of the post-stream turn)`);
+  for (const w of r.warnings) lines.push(`warning: ${w.code}: ${w.message}`);
+  lines.push(r.invariants.ok ? 'invariants: ok' : `invariants: ${r.invariants.violations.length} violation(s)`);
+  for (const v of r.invariants.violations) lines.push(`  ${v.invariant}: ${v.message}`);
+  return lines.join('\n') + '\n';
 }

@@ -31,6 +31,8 @@ export interface ReplayOptions {
   maxAttempts?: number;
   /** Give up when virtual time passes this (a tool that never resolves). Default 10 minutes. */
   horizonMs?: number;
+  /** Spend real time: wait on the wall clock before each virtual step (same schedule, real pacing). */
+  realtime?: boolean;
   /** Receives every output event (in order). */
   onOutput?: (e: OutputEvent) => void;
   /** Receives controller events for live timelines. */
@@ -96,7 +98,10 @@ export async function replayTrace(trace: Trace, opts: ReplayOptions = {}): Promi
   const report = await runOnce(trace, opts);
   if (opts.mode === 'gateway' || opts.abortAtMs !== undefined) return report;
   // The same turn under the classic post-stream scheduler, and the ideal schedule.
-  const other = opts.dispatch === 'post-stream' ? report : await runOnce(trace, { ...opts, dispatch: 'post-stream', onOutput: undefined, onController: undefined });
+  const other =
+    opts.dispatch === 'post-stream'
+      ? report
+      : await runOnce(trace, { ...opts, dispatch: 'post-stream', realtime: false, onOutput: undefined, onController: undefined });
   report.postStreamMs = other.turnDoneMs;
   report.idealMs = idealMs(report, opts.tools ?? trace.tools);
   report.savedMs = report.postStreamMs - report.turnDoneMs;
@@ -199,6 +204,7 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
       break;
     }
     const t = Math.min(...candidates);
+    if (opts.realtime && t > clock.now()) await new Promise((r) => setTimeout(r, t - clock.now()));
     if (t > horizon) {
       controller.abort('commit');
       await settleMicrotasks();
@@ -214,6 +220,11 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
       clock.advanceTo(t);
       lineIdx++;
       feedLine(nextLine);
+      // The attempt's last line: the byte stream ends here (EOF) unless a terminal line ended it.
+      if (attempt && lineIdx >= attempt.lines.length && !adapterEnded && !waitingForAttempt) {
+        adapterEnded = true;
+        feedAll(adapter.end());
+      }
     }
     await settleMicrotasks();
   }
