@@ -70,7 +70,9 @@ describe('repairTruncated: nested truncation', () => {
 
   test('several levels deep', () => {
     expect(
-      repairTruncated('{"p":"f.ts","edits":[{"old":"a","new":"b"},{"old":"c","new":{"deep":[1,{"k":"v"},{"z":"cu'),
+      repairTruncated(
+        '{"p":"f.ts","edits":[{"old":"a","new":"b"},{"old":"c","new":{"deep":[1,{"k":"v"},{"z":"cu',
+      ),
     ).toEqual({
       p: 'f.ts',
       edits: [
@@ -97,9 +99,12 @@ describe('repairTruncated: refusals', () => {
     expect(repairTruncated(text)).toBeUndefined();
   });
 
-  test.each(['{"a": x', '{"a":1}}', '{"a":1} trailing', '{"a" 1', '{"a":"\\q'])('grammar error %j', (text) => {
-    expect(repairTruncated(text)).toBeUndefined();
-  });
+  test.each(['{"a": x', '{"a":1}}', '{"a":1} trailing', '{"a" 1', '{"a":"\\q'])(
+    'grammar error %j',
+    (text) => {
+      expect(repairTruncated(text)).toBeUndefined();
+    },
+  );
 
   test('an already complete object is returned as is', () => {
     expect(repairTruncated(' {"a": [1, {"b": null}]} ')).toEqual({ a: [1, { b: null }] });

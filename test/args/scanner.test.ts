@@ -106,11 +106,7 @@ describe('JsonScanner: fixed samples', () => {
   });
 
   test('every split point (three pieces) of escape-, surrogate- and number-heavy samples', () => {
-    const samples = [
-      '{"k":"\\uD83D\\uDE00\\n😀x"}',
-      '[-12.5e-3,0,"\\"",{"":""}]',
-      '{"multi":"ａ｜ｂ😀"}',
-    ];
+    const samples = ['{"k":"\\uD83D\\uDE00\\n😀x"}', '[-12.5e-3,0,"\\"",{"":""}]', '{"multi":"ａ｜ｂ😀"}'];
     for (const text of samples) {
       for (let a = 0; a <= text.length; a++) {
         for (let b = a; b <= text.length; b++) {
@@ -118,6 +114,19 @@ describe('JsonScanner: fixed samples', () => {
           expect(scanner.finish()).toBe('closed');
         }
       }
+    }
+  });
+
+  test('every UTF-8 byte split, decoded with a streaming TextDecoder, then scanned', () => {
+    const text = '{"k":"ａ｜ｂ😀 naïve 𝄞","n":[-1.5e3,"\\u00e9"]}';
+    const bytes = new TextEncoder().encode(text);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const dec = new TextDecoder('utf-8', { fatal: true });
+      const s = new JsonScanner();
+      s.push(dec.decode(bytes.subarray(0, cut), { stream: true }));
+      expect(s.status).not.toBe('invalid');
+      s.push(dec.decode(bytes.subarray(cut)));
+      expect(s.status).toBe('closed');
     }
   });
 
@@ -247,9 +256,7 @@ describe('JsonScanner vs JSON.parse (property)', () => {
   /** Whitespace JSON allows, plus some it does not. */
   const wsArb = fc.constantFrom('', ' ', '\n', '\t', '\r\n', '  ');
 
-  const jsonArb = fc
-    .tuple(wsArb, fc.json({ maxDepth: 4 }), wsArb)
-    .map(([a, j, b]) => a + j + b);
+  const jsonArb = fc.tuple(wsArb, fc.json({ maxDepth: 4 }), wsArb).map(([a, j, b]) => a + j + b);
 
   test('valid JSON split at random points: every prefix is non-invalid, the whole is closed', () => {
     fc.assert(
