@@ -147,6 +147,10 @@ export class TurnController {
   private finishSeen = false;
   private streamEnded = false;
   private ignoring = false;
+  /** The current attempt's stream ended or failed: later events for it are dropped. */
+  private closed = false;
+  /** Between a failed attempt and the start of the next one. */
+  private retrying = false;
   private messageStarted = false;
   private text = '';
   private thinking = '';
@@ -195,8 +199,8 @@ export class TurnController {
 
   /** Feed one canonical event. Cheap for fragments and text; never throws on odd input. */
   feed(ev: StreamEvent): void {
-    if (this.finished) return;
-    if (this.ignoring && ev.type !== 'stream.end') return;
+    if (this.finished || this.retrying || this.closed) return;
+    if (this.ignoring && ev.type !== 'stream.end' && ev.type !== 'stream.error') return;
     switch (ev.type) {
       case 'call.fragment':
         this.onFragment(ev.index, ev.text);
@@ -320,6 +324,7 @@ export class TurnController {
   private onStreamEnd(): void {
     if (this.streamEnded) return;
     this.streamEnded = true;
+    this.closed = true;
     this.streamEndMs = this.clock.now();
     for (const s of this.slots.values()) if (!s.completeSent) this.complete(s);
     // Truncation: repair only now, only the last call (SPEC §5.7).
@@ -346,6 +351,7 @@ export class TurnController {
 
   private onStreamError(error: StreamErrorInfo, retryable: boolean): void {
     this.error = error;
+    this.closed = true;
     this.actor.send({ type: 'stream.error', error, retryable });
   }
 
@@ -441,10 +447,13 @@ export class TurnController {
         for (const s of this.slots.values()) s.timing.state = 'discarded';
         this.trace({ t: this.clock.now(), kind: 'discarded', attempt: this.attempt });
         this.resetAttempt();
+        this.retrying = true;
         this.events.emit('attempt.retry', e);
         return;
       case 'attempt.begin':
         this.attempt = e.attempt;
+        this.retrying = false;
+        this.closed = false;
         this.trace({ t: this.clock.now(), kind: 'attempt.start', attempt: e.attempt });
         this.events.emit('attempt.begin', e);
         return;
@@ -613,5 +622,10 @@ export class TurnController {
 
   get currentAttempt(): number {
     return this.attempt;
+  }
+
+  /** False once the current attempt's stream ended or failed (stop reading it). */
+  get attemptOpen(): boolean {
+    return !this.closed && !this.retrying && !this.finished;
   }
 }
