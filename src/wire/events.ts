@@ -65,7 +65,8 @@ export type StreamEvent =
 export type StreamEventType = StreamEvent['type'];
 
 /** The wire formats sluice reads. `text:<family>` is raw model text parsed by src/parsers. */
-export type WireFormat = 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini' | 'dynamo' | `text:${string}`;
+export type WireFormat =
+  'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini' | 'dynamo' | `text:${string}`;
 
 /**
  * A provider adapter: parsed provider payloads in, canonical events out.

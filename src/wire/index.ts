@@ -97,72 +97,64 @@ export interface StreamReader {
 export function createStreamReader(format: WireFormat, options: StreamReaderOptions = {}): StreamReader {
   const adapter = options.adapter ?? createAdapter(format, options);
   const fast = isFastAdapter(adapter) ? adapter : undefined;
-  // Warnings raised by the decoder are queued here and flushed into the next output.
-  let pendingWarnings: StreamEvent[] | undefined;
+  // The events of the current write()/end() call: the decoder's callbacks append to it.
+  let cur: StreamEvent[] = [];
+  const push = (payload: unknown): void => {
+    if (fast !== undefined) fast.pushInto(payload, cur);
+    else for (const e of adapter.push(payload)) cur.push(e);
+  };
+  const onMessage = (m: SseMessage): void => {
+    const data = m.data;
+    if (m.event === 'error' && (m.dataless === true || !looksLikeJson(data))) {
+      // An error frame without a JSON body (Dynamo: `event: error` + comment lines).
+      const comment = m.comments ? [...m.comments] : [];
+      if (data.length > 0) comment.push(data);
+      if (format === 'dynamo') push({ event: 'error', comment });
+      else {
+        const message = comment.join(' -- ') || 'unspecified error';
+        cur.push({ type: 'stream.error', error: { type: 'api_error', message }, retryable: true });
+      }
+      return;
+    }
+    if (m.dataless === true) return; // other data-less named events carry nothing
+    if (data === '[DONE]') {
+      push('[DONE]');
+      return;
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(data);
+    } catch {
+      cur.push(warning('bad_json', `SSE data is not JSON (${data.length} chars); ignored`));
+      return;
+    }
+    push(payload);
+  };
   const decoderOptions: SseDecoderOptions = {
     dispatchDataless: true,
     lenientEof: options.lenientEof ?? false,
-    onWarning: (code, message) => (pendingWarnings ??= []).push(warning(code, message)),
+    onWarning: (code, message) => cur.push(warning(code, message)),
+    onMessage,
   };
   if (options.maxEventChars !== undefined) decoderOptions.maxEventChars = options.maxEventChars;
   const decoder = new SseDecoder(decoderOptions);
   let ended = false;
-
-  const push = (payload: unknown, out: StreamEvent[]): void => {
-    if (fast !== undefined) fast.pushInto(payload, out);
-    else for (const e of adapter.push(payload)) out.push(e);
-  };
-
-  const handle = (messages: SseMessage[], out: StreamEvent[]): void => {
-    if (pendingWarnings !== undefined) {
-      for (const w of pendingWarnings) out.push(w);
-      pendingWarnings = undefined;
-    }
-    for (let i = 0; i < messages.length; i++) {
-      const m = messages[i];
-      const data = m.data;
-      if (m.event === 'error' && (m.dataless === true || !looksLikeJson(data))) {
-        // An error frame without a JSON body (Dynamo: `event: error` + comment lines).
-        const comment = m.comments ? [...m.comments] : [];
-        if (data.length > 0) comment.push(data);
-        if (format === 'dynamo') push({ event: 'error', comment }, out);
-        else {
-          const message = comment.join(' -- ') || 'unspecified error';
-          out.push({ type: 'stream.error', error: { type: 'api_error', message }, retryable: true });
-        }
-        continue;
-      }
-      if (m.dataless === true) continue; // other data-less named events carry nothing
-      if (data === '[DONE]') {
-        push('[DONE]', out);
-        continue;
-      }
-      let payload: unknown;
-      try {
-        payload = JSON.parse(data);
-      } catch {
-        out.push(warning('bad_json', `SSE data is not JSON (${data.length} chars); ignored`));
-        continue;
-      }
-      push(payload, out);
-    }
-  };
 
   return {
     format,
     write(chunk) {
       if (ended) return [];
       const out: StreamEvent[] = [];
-      const messages = decoder.feed(chunk);
-      if (messages.length > 0 || pendingWarnings !== undefined) handle(messages, out);
+      cur = out;
+      decoder.feed(chunk);
       return out;
     },
     end() {
       if (ended) return [];
       ended = true;
       const out: StreamEvent[] = [];
-      const { messages, truncated } = decoder.end();
-      handle(messages, out);
+      cur = out;
+      const { truncated } = decoder.end();
       if (truncated) {
         out.push(
           warning(

@@ -55,6 +55,11 @@ export interface SseDecoderOptions {
   lenientEof?: boolean;
   /** Called for recoverable problems (`sse_event_too_large`). Never receives event contents. */
   onWarning?: (code: string, message: string) => void;
+  /**
+   * Receive each message through this callback instead of the arrays returned by `feed`/`end`
+   * (which are then always empty). Saves an array per chunk on the hot path.
+   */
+  onMessage?: (message: SseMessage) => void;
 }
 
 export interface SseEndResult {
@@ -76,6 +81,7 @@ export class SseDecoder {
   private readonly dispatchDataless: boolean;
   private readonly lenientEof: boolean;
   private readonly onWarning?: (code: string, message: string) => void;
+  private readonly onMessage?: (message: SseMessage) => void;
 
   private textDecoder: TextDecoder | undefined;
   private started = false; // BOM check done
@@ -98,6 +104,7 @@ export class SseDecoder {
   /** The current event went over the cap: ignore its remaining lines, do not dispatch. */
   private dropping = false;
   private lastEventId = '';
+  private lastEventType = '';
 
   private out: SseMessage[] = [];
 
@@ -106,6 +113,7 @@ export class SseDecoder {
     this.dispatchDataless = options.dispatchDataless ?? false;
     this.lenientEof = options.lenientEof ?? false;
     this.onWarning = options.onWarning;
+    this.onMessage = options.onMessage;
   }
 
   /** Decode one chunk; returns the messages it completed (possibly none). */
@@ -152,7 +160,7 @@ export class SseDecoder {
   }
 
   private take(): SseMessage[] {
-    if (this.out.length === 0) return [];
+    if (this.out.length === 0) return this.onMessage !== undefined ? NONE : [];
     const out = this.out;
     this.out = [];
     return out;
@@ -266,7 +274,10 @@ export class SseDecoder {
       this.hasData = true;
       this.hasFields = true;
     } else if (nameLen === 5 && text.startsWith('event', start)) {
-      this.eventType = text.slice(vStart, end);
+      // Event names repeat (content_block_delta, …): reuse the previous string when it matches.
+      const prev = this.lastEventType;
+      if (prev.length === end - vStart && text.startsWith(prev, vStart)) this.eventType = prev;
+      else this.eventType = this.lastEventType = text.slice(vStart, end);
       this.hasFields = true;
     } else if (nameLen === 2 && text.startsWith('id', start)) {
       const value = text.slice(vStart, end);
@@ -284,7 +295,8 @@ export class SseDecoder {
     if (this.lastEventId !== '') msg.id = this.lastEventId;
     if (this.comments !== undefined) msg.comments = this.comments;
     if (!this.hasData) msg.dataless = true;
-    this.out.push(msg);
+    if (this.onMessage !== undefined) this.onMessage(msg);
+    else this.out.push(msg);
   }
 
   private resetEvent(): void {
@@ -297,3 +309,6 @@ export class SseDecoder {
     this.dropping = false;
   }
 }
+
+/** Returned by `feed`/`end` in callback mode (frozen: never push into it). */
+const NONE: SseMessage[] = Object.freeze([]) as unknown as SseMessage[];
