@@ -1,5 +1,238 @@
-/** `sluice serve` — not built yet. */
-export async function run(_argv: string[]): Promise<number> {
-  process.stderr.write('sluice serve: not available yet\n');
-  return 1;
+/**
+ * `sluice serve` — the Anthropic Messages gateway over an OpenAI-compatible backend.
+ * Flags override environment variables; see HELP.
+ */
+import { loadTextAdapterFactory, startGateway, type GatewayOptions } from '../gateway/server';
+import { Logger, LOG_LEVELS, type LogLevel } from '../gateway/log';
+import { parseModelMap } from '../gateway/translate';
+import type { WireFormat } from '../wire/events';
+import { numberFlag, parseArgs, UsageError, type FlagSpec } from './args';
+
+export const HELP = `sluice serve — Anthropic Messages gateway over an OpenAI-compatible backend
+
+Speaks the Anthropic Messages API to clients (Claude Code, the Anthropic SDKs) and the OpenAI
+Chat Completions API to a backend (vLLM, SGLang, llama.cpp, Ollama, Dynamo). Each completed
+tool_use block is sent to the client as soon as it is ready, not at the end of the turn.
+
+Usage: sluice serve --upstream URL [options]
+
+Routes: POST /v1/messages, POST /v1/messages/count_tokens (estimate), GET /health
+
+Options (each has an environment variable; the flag wins):
+  --upstream URL            backend base URL: http://host:8000, http://host:8000/v1 or the full
+                            .../chat/completions endpoint                 [SLUICE_UPSTREAM_URL]
+  --port N                  listen port (default 8787; 0 = any free port) [SLUICE_PORT]
+  --host ADDR               bind address (default 127.0.0.1, loopback only; 0.0.0.0 exposes the
+                            gateway to the network — it has no client authentication)
+                                                                          [SLUICE_HOST]
+  --model NAME              backend model for every request not matched by --model-map
+                            (default: the client's model name is passed through)
+                                                                          [SLUICE_MODEL]
+  --model-map SPEC          client model → backend model, "pattern=model" entries separated by
+                            commas; * matches anything, first match wins
+                            (e.g. "claude-*-haiku-*=qwen3-8b,claude-*=qwen3-32b")
+                                                                          [SLUICE_MODEL_MAP]
+  --upstream-api-key KEY    fixed bearer token for the backend. Without it the client's
+                            x-api-key (or Authorization: Bearer) is passed through as
+                            Authorization: Bearer                         [SLUICE_UPSTREAM_API_KEY]
+  --format F                backend stream format: openai-chat (default) or dynamo (reads
+                            per-call completion records, tool_call_completion)
+                                                                          [SLUICE_UPSTREAM_FORMAT]
+  --parser FAMILY           the backend returns raw model text (no server-side tool parser):
+                            parse tool calls with sluice's FAMILY parser (e.g. hermes, qwen3);
+                            overrides --format                            [SLUICE_PARSER]
+  --completion MODE         inferred (default: a call is complete when the next call starts or
+                            its JSON object closes) or evidence-only (wait for a completion
+                            record, the finish or the end of the stream)  [SLUICE_COMPLETION]
+  --max-body SIZE           largest request body, bytes or with k/m suffix (default 32m);
+                            larger bodies get 413 request_too_large      [SLUICE_MAX_BODY]
+  --max-concurrency N       /v1/messages requests in flight (default 256); more get
+                            529 overloaded_error with retry-after         [SLUICE_MAX_CONCURRENCY]
+  --connect-timeout MS      backend TCP connect timeout (default 10000)   [SLUICE_CONNECT_TIMEOUT_MS]
+  --idle-timeout MS         backend silence (no headers / no bytes) before the request fails
+                            with timeout_error (default 300000)          [SLUICE_IDLE_TIMEOUT_MS]
+  --ping-interval MS        SSE ping to the client after this much silence (default 10000;
+                            0 = off)                                      [SLUICE_PING_INTERVAL_MS]
+  --max-tokens-field F      max_tokens (default) or max_completion_tokens: the backend field
+                            that carries the client's max_tokens          [SLUICE_MAX_TOKENS_FIELD]
+  --strict-stop-reason      map a backend "stop" finish to end_turn even when tool_use blocks
+                            were sent (default: tool_use in that case, for backends that end
+                            tool-calling turns with "stop")               [SLUICE_STRICT_STOP_REASON=1]
+  --log-level L             debug | info (default) | warn | error | silent. Logs are JSON lines
+                            on stderr with ids, names, counts and timings — never message
+                            text, tool arguments or results              [SLUICE_LOG_LEVEL]
+  --help                    this text
+
+Point a client at it:  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=dummy claude
+Exit codes: 0 stopped by SIGINT/SIGTERM, 1 could not start (port in use, bad parser), 2 usage error.
+`;
+
+const SPEC: Record<string, FlagSpec> = {
+  upstream: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  model: { type: 'string' },
+  'model-map': { type: 'string' },
+  'upstream-api-key': { type: 'string' },
+  format: { type: 'string', choices: ['openai-chat', 'dynamo'] },
+  parser: { type: 'string' },
+  completion: { type: 'string', choices: ['inferred', 'evidence-only'] },
+  'max-body': { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  'connect-timeout': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'ping-interval': { type: 'string' },
+  'max-tokens-field': { type: 'string', choices: ['max_tokens', 'max_completion_tokens'] },
+  'strict-stop-reason': { type: 'boolean' },
+  'log-level': { type: 'string', choices: LOG_LEVELS },
+  help: { type: 'boolean' },
+};
+
+const ENV: Record<string, string> = {
+  upstream: 'SLUICE_UPSTREAM_URL',
+  port: 'SLUICE_PORT',
+  host: 'SLUICE_HOST',
+  model: 'SLUICE_MODEL',
+  'model-map': 'SLUICE_MODEL_MAP',
+  'upstream-api-key': 'SLUICE_UPSTREAM_API_KEY',
+  format: 'SLUICE_UPSTREAM_FORMAT',
+  parser: 'SLUICE_PARSER',
+  completion: 'SLUICE_COMPLETION',
+  'max-body': 'SLUICE_MAX_BODY',
+  'max-concurrency': 'SLUICE_MAX_CONCURRENCY',
+  'connect-timeout': 'SLUICE_CONNECT_TIMEOUT_MS',
+  'idle-timeout': 'SLUICE_IDLE_TIMEOUT_MS',
+  'ping-interval': 'SLUICE_PING_INTERVAL_MS',
+  'max-tokens-field': 'SLUICE_MAX_TOKENS_FIELD',
+  'log-level': 'SLUICE_LOG_LEVEL',
+};
+
+/** `32m`, `512k`, `1048576` → bytes. */
+export function parseSize(v: string, name: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([kmg]?)i?b?$/i.exec(v.trim());
+  if (!m) throw new UsageError(`--${name} must be a size like 1048576, 512k or 32m`);
+  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
+  return Math.floor(Number(m[1]) * mult);
+}
+
+/** Build gateway options from argv + env (exported for tests). */
+export function optionsFrom(argv: string[], env: NodeJS.ProcessEnv = process.env): { options: GatewayOptions; help: boolean; level: LogLevel } {
+  const { positionals, flags } = parseArgs(argv, SPEC);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const get = (name: string): string | undefined => {
+    const f = flags[name];
+    if (typeof f === 'string') return f;
+    const e = ENV[name] ? env[ENV[name]!] : undefined;
+    if (e === undefined || e === '') return undefined;
+    const choices = SPEC[name]!.choices;
+    if (choices && !choices.includes(e)) throw new UsageError(`${ENV[name]} must be one of: ${choices.join(', ')} (got "${e}")`);
+    return e;
+  };
+  const level = (get('log-level') ?? 'info') as LogLevel;
+  if (flags.help === true) return { options: { upstream: '' }, help: true, level };
+  const upstream = get('upstream');
+  if (!upstream) throw new UsageError('--upstream URL is required (or set SLUICE_UPSTREAM_URL)');
+  try {
+    const u = new URL(upstream);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new UsageError(`--upstream must be an http(s) URL (got "${upstream}")`);
+  }
+  const num = (name: string, fallback?: number): number | undefined => numberFlag(get(name), name, fallback);
+  const options: GatewayOptions = { upstream, port: num('port', 8787)!, host: get('host') ?? '127.0.0.1' };
+  const model = get('model');
+  const mapSpec = get('model-map');
+  if (model !== undefined || mapSpec !== undefined) {
+    let rules: ReturnType<typeof parseModelMap> = [];
+    try {
+      rules = mapSpec !== undefined ? parseModelMap(mapSpec) : [];
+    } catch (e) {
+      throw new UsageError(`--model-map: ${(e as Error).message}`);
+    }
+    options.models = model !== undefined ? { rules, fallback: model } : { rules };
+  }
+  const key = get('upstream-api-key');
+  if (key !== undefined) options.upstreamApiKey = key;
+  const parser = get('parser');
+  if (parser !== undefined) options.format = `text:${parser}` as WireFormat;
+  else {
+    const format = get('format');
+    if (format !== undefined) options.format = format as WireFormat;
+  }
+  const completion = get('completion');
+  if (completion !== undefined) options.completion = completion as GatewayOptions['completion'];
+  const maxBody = get('max-body');
+  if (maxBody !== undefined) options.maxBodyBytes = parseSize(maxBody, 'max-body');
+  const conc = num('max-concurrency');
+  if (conc !== undefined) {
+    if (!Number.isInteger(conc) || conc < 1) throw new UsageError('--max-concurrency must be a positive integer');
+    options.maxConcurrent = conc;
+  }
+  const ct = num('connect-timeout');
+  if (ct !== undefined) options.connectTimeoutMs = ct;
+  const it = num('idle-timeout');
+  if (it !== undefined) options.idleTimeoutMs = it;
+  const pi = num('ping-interval');
+  if (pi !== undefined) options.pingIntervalMs = pi;
+  const mtf = get('max-tokens-field');
+  if (mtf !== undefined) options.maxTokensField = mtf as GatewayOptions['maxTokensField'];
+  const strictEnv = env.SLUICE_STRICT_STOP_REASON;
+  if (flags['strict-stop-reason'] === true || strictEnv === '1' || strictEnv === 'true') options.toolUseOnStop = false;
+  return { options, help: false, level };
+}
+
+/** Remove credentials from a URL before logging it. */
+function safeUrl(u: string): string {
+  try {
+    const x = new URL(u);
+    x.username = '';
+    x.password = '';
+    return x.toString();
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { options, help, level } = optionsFrom(argv);
+  if (help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const logger = new Logger(level);
+  options.logger = logger;
+  if (options.format?.startsWith('text:')) {
+    const factory = loadTextAdapterFactory();
+    if (!factory) {
+      process.stderr.write('sluice serve: --parser needs the open-model text parsers (src/parsers), which this build does not include\n');
+      return 1;
+    }
+    options.textAdapter = factory;
+  }
+  let gw;
+  try {
+    gw = await startGateway(options);
+  } catch (err) {
+    process.stderr.write(`sluice serve: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  logger.info('listening', {
+    url: gw.url,
+    upstream: safeUrl(options.upstream),
+    format: options.format ?? 'openai-chat',
+    upstreamKey: options.upstreamApiKey !== undefined ? 'fixed' : 'pass-through',
+  });
+  if (level !== 'silent') process.stderr.write(`sluice gateway on ${gw.url} → ${safeUrl(options.upstream)}  (ANTHROPIC_BASE_URL=${gw.url})\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  logger.info('stopping', {});
+  await gw.close();
+  return 0;
 }

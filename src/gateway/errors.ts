@@ -1,0 +1,133 @@
+/**
+ * Anthropic-shaped errors for the gateway.
+ *
+ * Every failure the gateway reports is `{"type":"error","error":{"type":<anthropic type>,"message":…}}`.
+ * Before the response is committed it goes out with an HTTP status; after `message_start` it is the
+ * single terminal `event: error` frame (the encoder writes it).
+ *
+ * Status → type (server_anchors.md §1.5): 400 invalid_request_error, 401 authentication_error,
+ * 403 permission_error, 404 not_found_error, 409 conflict_error, 413 request_too_large,
+ * 429 rate_limit_error, 499 api_error, 503/529 overloaded_error, 504 timeout_error,
+ * other 4xx invalid_request_error, other 5xx api_error.
+ */
+
+export type AnthropicErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'conflict_error'
+  | 'request_too_large'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'overloaded_error'
+  | 'timeout_error';
+
+export function statusToErrorType(status: number): AnthropicErrorType {
+  switch (status) {
+    case 400:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 409:
+      return 'conflict_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 499:
+      return 'api_error';
+    case 503:
+    case 529:
+      return 'overloaded_error';
+    case 504:
+      return 'timeout_error';
+  }
+  if (status >= 400 && status < 500) return 'invalid_request_error';
+  return 'api_error';
+}
+
+/** The HTTP status the gateway uses for an error type it raises itself. */
+export function errorTypeToStatus(type: string): number {
+  switch (type) {
+    case 'invalid_request_error':
+      return 400;
+    case 'authentication_error':
+      return 401;
+    case 'permission_error':
+      return 403;
+    case 'not_found_error':
+      return 404;
+    case 'conflict_error':
+      return 409;
+    case 'request_too_large':
+      return 413;
+    case 'rate_limit_error':
+      return 429;
+    case 'overloaded_error':
+      return 529;
+    case 'timeout_error':
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+export interface AnthropicErrorBody {
+  type: 'error';
+  error: { type: string; message: string };
+}
+
+/** An error the gateway answers with before the response is committed. */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: string;
+  /** Extra response headers (e.g. retry-after). */
+  readonly headers?: Record<string, string>;
+
+  constructor(status: number, message: string, type?: string, headers?: Record<string, string>) {
+    super(message);
+    this.name = 'GatewayError';
+    this.status = status;
+    this.type = type ?? statusToErrorType(status);
+    if (headers) this.headers = headers;
+  }
+
+  body(): AnthropicErrorBody {
+    return { type: 'error', error: { type: this.type, message: this.message } };
+  }
+}
+
+export function invalidRequest(message: string): GatewayError {
+  return new GatewayError(400, message, 'invalid_request_error');
+}
+
+/**
+ * Pull a human-readable message out of an upstream error body (OpenAI `{error:{message}}`,
+ * `{message}`, `{detail}`, `{error:"…"}` or plain text), capped at 1,000 characters.
+ */
+export function upstreamErrorMessage(status: number, bodyText: string): string {
+  let msg: string | undefined;
+  const t = bodyText.trim();
+  if (t.startsWith('{')) {
+    try {
+      const j = JSON.parse(t) as Record<string, unknown>;
+      const e = j.error;
+      if (typeof e === 'string') msg = e;
+      else if (e && typeof e === 'object' && typeof (e as Record<string, unknown>).message === 'string')
+        msg = (e as Record<string, unknown>).message as string;
+      else if (typeof j.message === 'string') msg = j.message;
+      else if (typeof j.detail === 'string') msg = j.detail;
+    } catch {
+      // not JSON
+    }
+  }
+  if (msg === undefined && t.length > 0 && !t.startsWith('<')) msg = t;
+  msg = msg ?? `upstream returned HTTP ${status}`;
+  if (msg.length > 1000) msg = msg.slice(0, 1000) + '…';
+  return `upstream: ${msg}`;
+}

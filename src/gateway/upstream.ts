@@ -1,0 +1,163 @@
+/**
+ * The gateway's HTTP client to the OpenAI-compatible backend (Node's http/https, keep-alive agent).
+ *
+ * `openUpstream()` sends one Chat Completions request and resolves with the response as soon as
+ * its headers arrive (any status). It rejects with a `GatewayError` when the backend cannot be
+ * reached (refused, DNS, reset before headers → 502 api_error), does not connect within
+ * `connectTimeoutMs` (504 timeout_error) or sends no response headers within `idleTimeoutMs`
+ * (504 timeout_error), and with an `AbortError` when the caller's signal fires (client went away).
+ * The idle timeout while the body streams is the caller's job (it sees the bytes).
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { GatewayError, upstreamErrorMessage } from './errors';
+
+export interface UpstreamConfig {
+  /** Backend base URL: `http://host:8000`, `http://host:8000/v1` or the full `…/chat/completions`. */
+  url: string;
+  /** Fixed bearer token for the backend; when absent the client's key is passed through. */
+  apiKey?: string;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  /** Extra headers sent to the backend on every request. */
+  headers?: Record<string, string>;
+}
+
+/** The chat completions endpoint for a configured upstream URL. */
+export function chatCompletionsUrl(base: string): URL {
+  const u = new URL(base);
+  const p = u.pathname.replace(/\/+$/, '');
+  if (/\/chat\/completions$/.test(p)) u.pathname = p;
+  else if (/\/v\d+[a-z]*$/.test(p)) u.pathname = `${p}/chat/completions`;
+  else u.pathname = `${p}/v1/chat/completions`;
+  return u;
+}
+
+export class UpstreamClient {
+  readonly endpoint: URL;
+  private readonly agent: http.Agent;
+  private readonly mod: typeof http | typeof https;
+
+  constructor(
+    readonly config: UpstreamConfig,
+    maxSockets = 256,
+  ) {
+    this.endpoint = chatCompletionsUrl(config.url);
+    const isHttps = this.endpoint.protocol === 'https:';
+    if (!isHttps && this.endpoint.protocol !== 'http:') throw new Error(`upstream URL must be http(s): ${config.url}`);
+    this.mod = isHttps ? https : http;
+    const agentOpts = { keepAlive: true, maxSockets, maxFreeSockets: Math.min(maxSockets, 64) };
+    this.agent = isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+  }
+
+  /**
+   * Send the request; resolves with the response once headers are in.
+   * `clientAuth` is the key the client presented (used only when no fixed key is configured).
+   */
+  open(body: unknown, opts: { signal: AbortSignal; clientAuth?: string }): Promise<http.IncomingMessage> {
+    const payload = Buffer.from(JSON.stringify(body), 'utf8');
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'content-length': String(payload.length),
+      ...this.config.headers,
+    };
+    const key = this.config.apiKey ?? opts.clientAuth;
+    if (key) headers.authorization = `Bearer ${key}`;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let connectTimer: NodeJS.Timeout | undefined;
+      const clear = (): void => {
+        if (connectTimer) clearTimeout(connectTimer);
+        clearTimeout(headerTimer);
+        opts.signal.removeEventListener('abort', onAbort);
+      };
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        clear();
+        req.destroy();
+        reject(err);
+      };
+      const onAbort = (): void => {
+        const e = new Error('client went away');
+        e.name = 'AbortError';
+        fail(e);
+      };
+      const headerTimer = setTimeout(
+        () => fail(new GatewayError(504, `upstream: no response within ${this.config.idleTimeoutMs} ms`, 'timeout_error')),
+        this.config.idleTimeoutMs,
+      );
+      const req = this.mod.request(this.endpoint, { method: 'POST', headers, agent: this.agent }, (res) => {
+        if (settled) {
+          res.destroy();
+          return;
+        }
+        settled = true;
+        clear();
+        resolve(res);
+      });
+      req.on('socket', (socket) => {
+        if ((socket as { connecting?: boolean }).connecting) {
+          connectTimer = setTimeout(
+            () => fail(new GatewayError(504, `upstream: no connection within ${this.config.connectTimeoutMs} ms`, 'timeout_error')),
+            this.config.connectTimeoutMs,
+          );
+          socket.once('connect', () => {
+            if (connectTimer) clearTimeout(connectTimer);
+            connectTimer = undefined;
+          });
+        }
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        const code = err.code ?? err.name;
+        fail(new GatewayError(502, `upstream unavailable (${code})`, 'api_error'));
+      });
+      if (opts.signal.aborted) {
+        onAbort();
+        return;
+      }
+      opts.signal.addEventListener('abort', onAbort, { once: true });
+      req.end(payload);
+    });
+  }
+
+  /** Read a (non-2xx) response body, capped, and turn it into a GatewayError with the same status. */
+  async errorFrom(res: http.IncomingMessage, cap = 65_536): Promise<GatewayError> {
+    const status = res.statusCode ?? 502;
+    const text = await readCapped(res, cap, this.config.idleTimeoutMs);
+    const retryAfter = res.headers['retry-after'];
+    const headers = typeof retryAfter === 'string' ? { 'retry-after': retryAfter } : undefined;
+    // A backend 5xx stays a 5xx; 502/504-style statuses keep their meaning through the type map.
+    return new GatewayError(status >= 400 ? status : 502, upstreamErrorMessage(status, text), undefined, headers);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** Read up to `cap` bytes of a response as text (the rest is discarded); gives up after `timeoutMs`. */
+export function readCapped(res: http.IncomingMessage, cap: number, timeoutMs: number): Promise<string> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(parts).toString('utf8'));
+    };
+    const timer = setTimeout(() => {
+      res.destroy();
+      done();
+    }, timeoutMs);
+    res.on('data', (c: Buffer) => {
+      if (size < cap) {
+        parts.push(c.subarray(0, cap - size));
+        size += c.length;
+      }
+    });
+    res.on('end', done);
+    res.on('error', done);
+    res.on('close', done);
+  });
+}
