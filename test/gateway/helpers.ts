@@ -1,0 +1,172 @@
+import Anthropic from '@anthropic-ai/sdk';
+import * as http from 'node:http';
+import { type Gateway, type GatewayOptions, startGateway } from '../../src/gateway/server';
+import { Logger, type LogSink } from '../../src/gateway/log';
+import { type ScriptedUpstream, type ScriptedUpstreamOptions, startScriptedUpstream } from '../../src/gateway/scripted';
+
+export type RawEvent = Anthropic.Messages.RawMessageStreamEvent;
+
+export interface Rig {
+  up: ScriptedUpstream;
+  gw: Gateway;
+  client: Anthropic;
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** A scripted upstream + a gateway in front of it + an Anthropic SDK client pointed at the gateway. */
+export async function rig(upOpts: ScriptedUpstreamOptions, gwOpts: Partial<GatewayOptions> = {}): Promise<Rig> {
+  const up = await startScriptedUpstream(upOpts);
+  const logs: Record<string, unknown>[] = [];
+  const sink: LogSink = (r) => logs.push(r);
+  const gw = await startGateway({ upstream: up.url, logger: new Logger('debug', sink), pingIntervalMs: 0, ...gwOpts });
+  const client = new Anthropic({ baseURL: gw.url, apiKey: 'dummy-key', maxRetries: 0, timeout: 20_000 });
+  return {
+    up,
+    gw,
+    client,
+    logs,
+    close: async () => {
+      await gw.close();
+      await up.close();
+    },
+  };
+}
+
+/** Consume an SDK event stream in the background; `until(pred)` waits for a matching event. */
+export class Collector {
+  readonly events: RawEvent[] = [];
+  error?: unknown;
+  readonly done: Promise<void>;
+  private waiters: { pred: (e: RawEvent) => boolean; resolve: () => void }[] = [];
+
+  constructor(stream: AsyncIterable<RawEvent>) {
+    this.done = (async () => {
+      try {
+        for await (const e of stream) {
+          this.events.push(e);
+          this.waiters = this.waiters.filter((w) => {
+            if (w.pred(e)) {
+              w.resolve();
+              return false;
+            }
+            return true;
+          });
+        }
+      } catch (err) {
+        this.error = err;
+      } finally {
+        for (const w of this.waiters) w.resolve();
+        this.waiters = [];
+      }
+    })();
+  }
+
+  until(pred: (e: RawEvent) => boolean): Promise<void> {
+    if (this.events.some(pred)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+  }
+
+  types(): string[] {
+    return this.events.map((e) => e.type);
+  }
+}
+
+export interface ToolBlock {
+  index: number;
+  id: string;
+  name: string;
+  json: string;
+  stops: number;
+}
+
+/** Assemble tool_use blocks from raw events and check the one-block-open-at-a-time rule. */
+export function toolBlocks(events: RawEvent[]): ToolBlock[] {
+  const blocks = new Map<number, ToolBlock>();
+  let open: number | undefined;
+  let next = 0;
+  for (const e of events) {
+    if (e.type === 'content_block_start') {
+      if (open !== undefined) throw new Error(`block ${e.index} started while ${open} is open`);
+      if (e.index !== next) throw new Error(`block index ${e.index}, expected ${next}`);
+      next++;
+      open = e.index;
+      if (e.content_block.type === 'tool_use')
+        blocks.set(e.index, { index: e.index, id: e.content_block.id, name: e.content_block.name, json: '', stops: 0 });
+    } else if (e.type === 'content_block_delta') {
+      if (open !== e.index) throw new Error(`delta for ${e.index} while ${String(open)} is open`);
+      if (e.delta.type === 'input_json_delta') blocks.get(e.index)!.json += e.delta.partial_json;
+    } else if (e.type === 'content_block_stop') {
+      if (open !== e.index) throw new Error(`stop for ${e.index} while ${String(open)} is open`);
+      open = undefined;
+      const b = blocks.get(e.index);
+      if (b) b.stops++;
+    }
+  }
+  return [...blocks.values()];
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  json?: unknown;
+}
+
+/** A plain HTTP request (for malformed bodies and raw SSE). */
+export function rawRequest(
+  url: string,
+  opts: { method?: string; path: string; body?: string | Buffer; headers?: Record<string, string> },
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(opts.path, url);
+    const req = http.request(
+      u,
+      { method: opts.method ?? 'POST', headers: { 'content-type': 'application/json', connection: 'close', ...opts.headers }, agent: false },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+/** Parse SSE text into `{event, data}` frames. */
+export function sseFrames(text: string): { event: string; data: unknown }[] {
+  return text
+    .split('\n\n')
+    .filter((f) => f.trim().length > 0)
+    .map((f) => {
+      const ev = /^event: (.*)$/m.exec(f)?.[1] ?? '';
+      const data = /^data: (.*)$/m.exec(f)?.[1] ?? '';
+      return { event: ev, data: JSON.parse(data) as unknown };
+    });
+}
+
+export const READ_FILE_TOOL = {
+  name: 'read_file',
+  description: 'Read a file',
+  input_schema: { type: 'object' as const, properties: { path: { type: 'string' } }, required: ['path'] },
+};
+
+/** Poll until `cond()` holds (or fail after `ms`). */
+export async function eventually(cond: () => boolean, ms = 2000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
