@@ -12,7 +12,8 @@
  * Reference rows in the same run: `floor` (string += and one JSON.parse, no scanner),
  * `scanner` (the scanner alone, same fragments) and `append:*` (the storage choice for ArgBuffer).
  *
- * Run: `npx ts-node bench/args.ts`, or `node dist/bench/args.js` after `npm run build`.
+ * Run: `npx ts-node bench/args.ts`, or `node dist/bench/args.js` after `npm run build`
+ * (`node --expose-gc dist/bench/args.js` starts every cell on a collected heap).
  * No timed assertions live in the unit tests; this is the only place these numbers come from.
  */
 import { ArgBuffer } from '../src/args/buffer';
@@ -32,6 +33,8 @@ export interface Row {
   usPerFragment: number;
   /** usPerFragment ÷ usPerFragment of the same bench at a tenth of the size (undefined for the smallest). */
   growthPerDecade?: number;
+  /** The same ratio computed from the fastest calls (steadier on a busy machine). */
+  growthPerDecadeMin?: number;
   /** Timed repetitions behind the median. */
   samples: number;
 }
@@ -128,6 +131,12 @@ function split(text: string, size: number): string[] {
 
 let sink = 0; // keeps results observable so the work is not optimised away
 
+/** Start each cell with a clean heap when node runs with --expose-gc (optional). */
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) gc();
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -197,6 +206,7 @@ export async function benchArgs(opts: BenchArgsOptions = {}): Promise<Row[]> {
         const text = shape === 'string' ? stringPayload(bytes) : nestedPayload(bytes);
         const frags = split(text, fragment);
         const consume = consumers[bench];
+        collectGarbage();
         const { ms, min, samples } = time(() => consume(frags), budgetMs);
         const row: Row = {
           bench,
@@ -208,7 +218,10 @@ export async function benchArgs(opts: BenchArgsOptions = {}): Promise<Row[]> {
           usPerFragment: (ms * 1000) / frags.length,
           samples,
         };
-        if (prev && prev.bytes > 0) row.growthPerDecade = row.usPerFragment / prev.usPerFragment;
+        if (prev && prev.bytes > 0) {
+          row.growthPerDecade = row.usPerFragment / prev.usPerFragment;
+          row.growthPerDecadeMin = row.msMin / row.fragments / (prev.msMin / prev.fragments);
+        }
         rows.push(row);
         prev = row;
         await new Promise((r) => setImmediate(r)); // let the event loop breathe between cells
@@ -219,6 +232,7 @@ export async function benchArgs(opts: BenchArgsOptions = {}): Promise<Row[]> {
   // Storage choice: 100k fragments of 10 bytes.
   const frags = split(stringPayload(1_000_000), fragment);
   for (const [bench, fn] of Object.entries(appendStrategies)) {
+    collectGarbage();
     const { ms, min, samples } = time(() => fn(frags), budgetMs);
     rows.push({
       bench,
@@ -235,14 +249,16 @@ export async function benchArgs(opts: BenchArgsOptions = {}): Promise<Row[]> {
   return rows;
 }
 
+const fmt = (x: number | undefined): string => (x === undefined ? '' : x.toFixed(2));
+
 export function formatRows(rows: Row[]): string {
   const head =
-    '| bench | shape | bytes | fragments | ms/call (median) | ms/call (min) | µs/fragment | growth/decade | n |';
-  const sep = '|---|---|---:|---:|---:|---:|---:|---:|---:|';
+    '| bench | shape | bytes | fragments | ms/call (median) | ms/call (min) | µs/fragment | growth/decade | growth/decade (min) | n |';
+  const sep = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|';
   const lines = rows.map(
     (r) =>
       `| ${r.bench} | ${r.shape} | ${r.bytes} | ${r.fragments} | ${r.msPerCall.toFixed(2)} | ${r.msMin.toFixed(2)} | ` +
-      `${r.usPerFragment.toFixed(3)} | ${r.growthPerDecade === undefined ? '' : r.growthPerDecade.toFixed(2)} | ${r.samples} |`,
+      `${r.usPerFragment.toFixed(3)} | ${fmt(r.growthPerDecade)} | ${fmt(r.growthPerDecadeMin)} | ${r.samples} |`,
   );
   return [head, sep, ...lines].join('\n');
 }
