@@ -1,0 +1,162 @@
+/**
+ * MCP tools as sluice tools (SPEC §6.1): a `tools/list` result becomes ToolDefinitions.
+ *
+ * - kind: `annotations.readOnlyHint === true` → `read` (safe, may start early); anything else →
+ *   `other` (unsafe). `destructiveHint` etc. are not trusted for anything more.
+ * - input: validated permissively — the arguments must be a JSON object, the schema's top-level
+ *   `required` properties must be present and simple top-level `type`s must match. The MCP
+ *   server validates fully; this only catches what the model obviously got wrong, early.
+ * - provider specs: the server's `inputSchema` is passed through unchanged.
+ * - run: calls `call(name, args, { signal })` — e.g. `(name, args, o) => client.callTool({ name,
+ *   arguments: args }, undefined, o)` — and turns the CallToolResult into text: text blocks joined
+ *   by newlines; other blocks as short placeholders; `structuredContent` as JSON when there is no
+ *   text. `isError: true` becomes an error result (thrown, per the tool convention).
+ * - names: MCP names may hold characters providers reject (`.`, `/`, …); they are mapped to
+ *   `[a-zA-Z0-9_-]` (with `prefix` if given, cut to 64 characters, de-duplicated with a
+ *   numeric suffix) while `call` always gets the server's own name.
+ */
+import { z } from 'zod';
+import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
+import { type JsonSchema, type ToolDefinition, type ToolKind, TOOL_NAME_PATTERN } from './tools';
+
+export type McpCall = (
+  name: string,
+  args: Record<string, unknown>,
+  opts: { signal: AbortSignal },
+) => Promise<CallToolResult | unknown> | CallToolResult | unknown;
+
+export interface McpToolOptions {
+  /** Prepended to every tool name (e.g. `github_`). */
+  prefix?: string;
+  /** Approval policy for the imported tools (default: none). */
+  needsApproval?: boolean | ((name: string, input: Record<string, unknown>) => boolean);
+  timeoutMs?: number;
+}
+
+export interface McpToolDefinition extends ToolDefinition<Record<string, unknown>, string> {
+  /** The tool's name on the MCP server (what `call` receives). */
+  mcpName: string;
+}
+
+/** Turn a `tools/list` result into tool definitions. Malformed entries are skipped, never thrown. */
+export function toolsFromMcp(listing: ListToolsResult | { tools: unknown[] }, call: McpCall, opts: McpToolOptions = {}): McpToolDefinition[] {
+  const out: McpToolDefinition[] = [];
+  const used = new Set<string>();
+  const tools = Array.isArray(listing?.tools) ? listing.tools : [];
+  for (const raw of tools) {
+    if (typeof raw !== 'object' || raw === null) continue;
+    const t = raw as { name?: unknown; description?: unknown; inputSchema?: unknown; annotations?: { readOnlyHint?: unknown } };
+    if (typeof t.name !== 'string' || t.name === '') continue;
+    const mcpName = t.name;
+    const name = uniqueName(providerName(`${opts.prefix ?? ''}${mcpName}`), used);
+    used.add(name);
+    const kind: ToolKind = t.annotations?.readOnlyHint === true ? 'read' : 'other';
+    const parameters = objectSchema(t.inputSchema);
+    const approval = opts.needsApproval;
+    const def: McpToolDefinition = {
+      name,
+      mcpName,
+      kind,
+      description: typeof t.description === 'string' ? t.description : undefined,
+      input: permissiveSchema(parameters),
+      parameters,
+      needsApproval: typeof approval === 'function' ? (input) => approval(mcpName, input) : approval,
+      timeoutMs: opts.timeoutMs,
+      run: async (input, { signal }) => mcpResultText(await call(mcpName, input, { signal })),
+    };
+    out.push(def);
+  }
+  return out;
+}
+
+function providerName(name: string): string {
+  const clean = name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+  return clean || 'tool';
+}
+
+function uniqueName(name: string, used: Set<string>): string {
+  if (!used.has(name)) return name;
+  for (let i = 2; ; i++) {
+    const suffix = `_${i}`;
+    const candidate = name.slice(0, 64 - suffix.length) + suffix;
+    if (!used.has(candidate) && TOOL_NAME_PATTERN.test(candidate)) return candidate;
+  }
+}
+
+/** The input schema as given, or `{ type: 'object' }` when missing/not an object schema. */
+function objectSchema(schema: unknown): JsonSchema {
+  if (typeof schema === 'object' && schema !== null && !Array.isArray(schema) && (schema as JsonSchema).type === 'object') {
+    return schema as JsonSchema;
+  }
+  return { type: 'object' };
+}
+
+const JSON_TYPE_CHECKS: Record<string, (v: unknown) => boolean> = {
+  string: (v) => typeof v === 'string',
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+  integer: (v) => typeof v === 'number' && Number.isInteger(v),
+  boolean: (v) => typeof v === 'boolean',
+  array: (v) => Array.isArray(v),
+  object: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+  null: (v) => v === null,
+};
+
+/** A zod schema for "a JSON object with these required keys and simple top-level types". */
+export function permissiveSchema(schema: JsonSchema): z.ZodType<Record<string, unknown>, Record<string, unknown>> {
+  const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
+  const props = typeof schema.properties === 'object' && schema.properties !== null ? (schema.properties as Record<string, unknown>) : {};
+  return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    for (const key of required) {
+      if (!(key in value)) ctx.addIssue({ code: 'custom', path: [key], message: 'Required property is missing' });
+    }
+    for (const [key, v] of Object.entries(value)) {
+      const prop = props[key];
+      if (typeof prop !== 'object' || prop === null) continue;
+      const type = (prop as JsonSchema).type;
+      const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type.filter((x): x is string => typeof x === 'string') : [];
+      const known = types.filter((x) => x in JSON_TYPE_CHECKS);
+      if (known.length === 0 || known.length !== types.length) continue;
+      if (!known.some((x) => JSON_TYPE_CHECKS[x](v))) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `Expected ${known.join(' or ')}` });
+      }
+    }
+  });
+}
+
+/**
+ * A CallToolResult as result text; `isError` → throws with that text. Anything that is not a
+ * CallToolResult: a string as is, other values as JSON.
+ */
+export function mcpResultText(result: unknown): string {
+  if (typeof result === 'string') return result;
+  if (typeof result !== 'object' || result === null || !Array.isArray((result as { content?: unknown }).content)) {
+    return result === undefined ? '' : JSON.stringify(result);
+  }
+  const r = result as CallToolResult;
+  const parts: string[] = [];
+  for (const block of r.content) {
+    switch (block.type) {
+      case 'text':
+        parts.push(block.text);
+        break;
+      case 'image':
+      case 'audio':
+        parts.push(`[${block.type}: ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`);
+        break;
+      case 'resource': {
+        const res = block.resource as { uri: string; text?: unknown };
+        parts.push(typeof res.text === 'string' ? res.text : `[resource: ${res.uri}]`);
+        break;
+      }
+      case 'resource_link':
+        parts.push(`[resource: ${block.uri}]`);
+        break;
+      default:
+        parts.push(`[${(block as { type: string }).type}]`);
+    }
+  }
+  let text = parts.join('\n');
+  if (text === '' && r.structuredContent !== undefined) text = JSON.stringify(r.structuredContent);
+  if (r.isError === true) throw new Error(text || 'MCP tool reported an error');
+  return text;
+}
