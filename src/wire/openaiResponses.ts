@@ -135,8 +135,10 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
         }
         return;
       case 'error': {
-        const e = isObj(p.error) ? p.error : p;
-        const et = nonEmpty(e.type) ?? nonEmpty(e.code) ?? 'server_error';
+        // {error:{type, code, message}} (seen in recordings) or {code, message} at top level (documented).
+        const nested = isObj(p.error);
+        const e = nested ? (p.error as Obj) : p;
+        const et = (nested ? nonEmpty(e.type) : undefined) ?? nonEmpty(e.code) ?? 'server_error';
         const message = typeof e.message === 'string' ? e.message : '';
         this.errored = true;
         out.push({ type: 'stream.error', error: { type: et, message }, retryable: isRetryableErrorType(et) });
