@@ -1,0 +1,258 @@
+import type { InspectionEvent, Observer } from 'xstate';
+import type { Classification } from '../../machines/turn.machine';
+import { isSafeCall } from '../execute/safety';
+import { type AnyTool, createToolRegistry, needsApproval, runTool, type ToolRegistry, validateInput } from '../execute/tools';
+import type { EarlyStart } from '../execute/schedule';
+import type { HistoryMessage } from '../history/types';
+import { createAdapter, createStreamReader } from '../wire';
+import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
+import { type Clock, realClock } from './clock';
+import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnSummary, TurnController } from './controller';
+
+/**
+ * `runTurn`: the turn controller a coding agent embeds (SPEC §6).
+ *
+ *   const { messages } = await runTurn({
+ *     format: 'anthropic',
+ *     stream: (attempt) => client.messages.create({ ...req, stream: true }),   // SDK events
+ *     tools: [readFile, grep, editFile],
+ *     approve: async (call) => ask(call.name),
+ *     signal,
+ *   });
+ *   history.push(...messages);
+ *
+ * The stream may yield SDK event objects (Anthropic raw stream events, OpenAI chat chunks or
+ * Responses events, Gemini responses) or raw SSE bytes/strings. Retryable stream errors (thrown
+ * by the iterator, reported by the provider, or the idle watchdog) start a new attempt: the
+ * discarded attempt's tools are aborted and nothing of it reaches the returned messages.
+ */
+
+export type StreamItem = unknown;
+export type StreamSource = AsyncIterable<StreamItem> | Iterable<StreamItem>;
+
+export interface TurnPolicy {
+  /** 'safe' (default): read-only tools start mid-stream. 'none': classic post-stream. 'all': see SPEC §6.4. */
+  earlyStart?: EarlyStart;
+  maxConcurrent?: number;
+  onAbort?: 'commit' | 'drop';
+  /** Attempts in all, first included (default 3). */
+  maxAttempts?: number;
+  /** First retry delay; doubles per attempt (default 500 ms). */
+  retryBaseMs?: number;
+  /** No chunk (pings and thinking count) for this long → retryable stream error (default off). */
+  idleTimeoutMs?: number;
+  completion?: CompletionMode;
+  /** Name of the structured-output tool whose siblings do not run (default 'structured_output'). */
+  structuredOutputTool?: string;
+  /** `disable_parallel_tool_use`: at most one call is released. */
+  singleTool?: boolean;
+}
+
+export interface ApprovalRequest {
+  index: number;
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface RunTurnOptions {
+  format: WireFormat;
+  /** The model stream for an attempt (1-based). A retry or fallback asks for the next one. */
+  stream: StreamSource | ((attempt: number) => StreamSource | Promise<StreamSource>);
+  tools: AnyTool[] | ToolRegistry;
+  policy?: TurnPolicy;
+  signal?: AbortSignal;
+  /** Asked (possibly mid-stream) for calls that need approval. No callback: such calls are denied. */
+  approve?: (call: ApprovalRequest) => boolean | Promise<boolean>;
+  /** Typed UI events (mitt). */
+  on?: Partial<{ [K in keyof ControllerEvents]: (e: ControllerEvents[K]) => void }>;
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  clock?: Clock;
+}
+
+export interface RunTurnResult {
+  /** The messages to append: the assistant message, then one tool message with every result in call order. */
+  messages: HistoryMessage[];
+  calls: CallTiming[];
+  summary: TurnSummary;
+}
+
+export function streamingDispatchDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.SLUICE_STREAMING_DISPATCH === '0' || env.SLUICE_STREAMING_DISPATCH === 'false';
+}
+
+/** Tool-aware classification: unknown tools and schema-invalid input get an error result without running. */
+export function classifierFor(registry: ToolRegistry, structuredOutputTool = 'structured_output') {
+  return (name: string, input: Record<string, unknown>): Classification => {
+    const tool = registry.get(name);
+    if (!tool) {
+      return {
+        safe: false,
+        needsApproval: false,
+        problem: { ok: false, content: `Unknown tool ${name}: it is not registered, so it was not run.`, synthetic: 'unknown_tool' },
+      };
+    }
+    const valid = validateInput(tool, input);
+    if (!valid.ok) return { safe: false, needsApproval: false, problem: { ok: false, content: valid.message, synthetic: 'invalid_input' } };
+    return {
+      safe: isSafeCall(tool, valid.value),
+      needsApproval: needsApproval(tool, valid.value),
+      structuredOutput: name === structuredOutputTool,
+    };
+  };
+}
+
+class StreamFailure extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+function toStreamError(err: unknown): { type: string; message: string; retryable: boolean } {
+  if (err instanceof StreamFailure) return { type: err.type, message: err.message, retryable: err.retryable };
+  const e = err as { status?: number; name?: string; message?: string; error?: { type?: string } };
+  const status = typeof e?.status === 'number' ? e.status : undefined;
+  const type = e?.error?.type ?? (status ? `http_${status}` : (e?.name ?? 'stream_error'));
+  const retryable = status !== undefined ? status === 408 || status === 409 || status === 429 || status >= 500 : isRetryableErrorType(type) || /ECONNRESET|socket|network|terminated/i.test(e?.message ?? '');
+  return { type, message: e?.message ?? 'the model stream failed', retryable };
+}
+
+export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
+  const policy = opts.policy ?? {};
+  const registry = Array.isArray(opts.tools) ? createToolRegistry(opts.tools) : (opts.tools as ToolRegistry);
+  const clock = opts.clock ?? realClock();
+  const controller = new TurnController({
+    mode: 'execute',
+    clock,
+    inspect: opts.inspect,
+    completion: policy.completion,
+    singleTool: policy.singleTool,
+    maxAttempts: policy.maxAttempts ?? 3,
+    retryBaseMs: policy.retryBaseMs ?? 500,
+    earlyStart: streamingDispatchDisabled() ? 'none' : (policy.earlyStart ?? 'safe'),
+    maxConcurrent: policy.maxConcurrent ?? 10,
+    onAbort: policy.onAbort ?? 'commit',
+    classify: classifierFor(registry, policy.structuredOutputTool),
+    runTool: (call, signal) => runTool(registry.get(call.name), call.input, { signal, callId: call.callId, name: call.name }),
+  });
+  for (const [name, fn] of Object.entries(opts.on ?? {})) {
+    controller.events.on(name as keyof ControllerEvents, fn as (e: unknown) => void);
+  }
+  controller.events.on('approval.request', (req) => {
+    if (!opts.approve) {
+      controller.deny(req.index, `Tool ${req.name} needs approval and no approver is configured.`);
+      return;
+    }
+    Promise.resolve()
+      .then(() => opts.approve!({ index: req.index, id: req.id, name: req.name, input: req.input }))
+      .then(
+        (ok) => (ok ? controller.approve(req.index) : controller.deny(req.index)),
+        () => controller.deny(req.index, `The approval check for ${req.name} failed, so the call was not run.`),
+      );
+  });
+
+  let turnDone = false;
+  void controller.done.then(() => (turnDone = true));
+  const onAbort = () => controller.abort(policy.onAbort);
+  if (opts.signal) {
+    if (opts.signal.aborted) onAbort();
+    else opts.signal.addEventListener('abort', onAbort, { once: true });
+  }
+
+  try {
+    while (!turnDone) {
+      const attempt = controller.currentAttempt;
+      // Listen before consuming: the next attempt may begin while this one is still closing.
+      const begun = new Promise<'retry'>((resolve) => {
+        const h = () => {
+          controller.events.off('attempt.begin', h);
+          resolve('retry');
+        };
+        controller.events.on('attempt.begin', h);
+      });
+      await consumeAttempt(controller, opts, attempt, policy.idleTimeoutMs, clock);
+      if (turnDone) break;
+      // Either a retry is coming (attempt.begin) or the turn finishes (draining tools, or failed).
+      const next = controller.currentAttempt !== attempt ? 'retry' : await Promise.race([controller.done.then(() => 'done' as const), begun]);
+      if (next === 'done') break;
+    }
+    const summary = await controller.done;
+    return { messages: summary.history, calls: summary.calls, summary };
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function consumeAttempt(
+  controller: TurnController,
+  opts: RunTurnOptions,
+  attempt: number,
+  idleTimeoutMs: number | undefined,
+  clock: Clock,
+): Promise<void> {
+  let adapter: Adapter | undefined;
+  let reader: ReturnType<typeof createStreamReader> | undefined;
+  const feedAll = (events: StreamEvent[]) => {
+    for (const e of events) {
+      if (controller.currentAttempt !== attempt || !controller.attemptOpen) return;
+      controller.feed(e);
+    }
+  };
+  let idleTimer: unknown;
+  let idleReject: ((e: StreamFailure) => void) | undefined;
+  const idle = new Promise<never>((_, reject) => (idleReject = reject));
+  idle.catch(() => undefined);
+  const arm = () => {
+    if (!idleTimeoutMs) return;
+    if (idleTimer !== undefined) clock.clearTimeout(idleTimer);
+    idleTimer = clock.setTimeout(
+      () => idleReject?.(new StreamFailure('idle_timeout', `no stream activity for ${idleTimeoutMs} ms`, true)),
+      idleTimeoutMs,
+    );
+  };
+  let iterator: AsyncIterator<StreamItem> | Iterator<StreamItem> | undefined;
+  try {
+    const source = typeof opts.stream === 'function' ? await opts.stream(attempt) : opts.stream;
+    iterator =
+      Symbol.asyncIterator in (source as object)
+        ? (source as AsyncIterable<StreamItem>)[Symbol.asyncIterator]()
+        : (source as Iterable<StreamItem>)[Symbol.iterator]();
+    arm();
+    while (controller.currentAttempt === attempt && controller.attemptOpen) {
+      const step = await Promise.race([Promise.resolve(iterator.next()), idle]);
+      if (step.done) break;
+      arm();
+      const item = step.value;
+      // Raw SSE (strings/bytes) or SDK event objects; the first item decides. In object mode the
+      // OpenAI-style '[DONE]' sentinel is a payload, not bytes.
+      const raw = reader !== undefined || (adapter === undefined && (item instanceof Uint8Array || (typeof item === 'string' && item !== '[DONE]')));
+      if (raw) {
+        if (typeof item !== 'string' && !(item instanceof Uint8Array))
+          throw new StreamFailure('bad_stream', 'the stream mixed raw bytes and event objects', false);
+        reader ??= createStreamReader(opts.format);
+        feedAll(reader.write(item));
+      } else {
+        if (item instanceof Uint8Array) throw new StreamFailure('bad_stream', 'the stream mixed raw bytes and event objects', false);
+        adapter ??= createAdapter(opts.format);
+        feedAll(adapter.push(item));
+      }
+    }
+    if (controller.currentAttempt === attempt && controller.attemptOpen) {
+      if (reader) feedAll(reader.end());
+      else feedAll((adapter ?? createAdapter(opts.format)).end());
+    }
+  } catch (err) {
+    const e = toStreamError(err);
+    if (controller.currentAttempt === attempt && controller.attemptOpen) controller.feed({ type: 'stream.error', error: { type: e.type, message: e.message }, retryable: e.retryable });
+    // Close the abandoned source without waiting for it (a stalled source may never answer).
+    Promise.resolve()
+      .then(() => iterator?.return?.())
+      .catch(() => undefined);
+  } finally {
+    if (idleTimer !== undefined) clock.clearTimeout(idleTimer);
+  }
+}

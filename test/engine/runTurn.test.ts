@@ -1,0 +1,358 @@
+/**
+ * runTurn, the embedded turn controller (SPEC §6), on real tools and a real-time scripted model
+ * stream: the cases of the qwen-code streaming-dispatch RFC (research/client_anchors.md §2.1)
+ * and the bad-input cases of the execution issue.
+ */
+import { z } from 'zod';
+import { runTurn, type RunTurnOptions } from '../../src/engine/runTurn';
+import { defineTool } from '../../src/execute/tools';
+import type { HistoryMessage } from '../../src/history/types';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Chunk = { delay: number; data: unknown };
+
+/** OpenAI-chat chunks for a sequence of calls, each fully written before the next. */
+function chatTurn(calls: Array<{ name: string; args: Record<string, unknown> }>, opts: { gap?: number; tail?: number } = {}): Chunk[] {
+  const gap = opts.gap ?? 5;
+  const base = { id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm' };
+  const chunk = (delta: unknown, finish_reason: string | null = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason }] });
+  const out: Chunk[] = [{ delay: 0, data: chunk({ role: 'assistant', content: 'Working on it.' }) }];
+  calls.forEach((c, i) => {
+    out.push({ delay: gap, data: chunk({ tool_calls: [{ index: i, id: `call_${i}`, type: 'function', function: { name: c.name, arguments: '' } }] }) });
+    const json = JSON.stringify(c.args);
+    const mid = Math.floor(json.length / 2);
+    out.push({ delay: gap, data: chunk({ tool_calls: [{ index: i, function: { arguments: json.slice(0, mid) } }] }) });
+    out.push({ delay: gap, data: chunk({ tool_calls: [{ index: i, function: { arguments: json.slice(mid) } }] }) });
+  });
+  out.push({ delay: opts.tail ?? 60, data: chunk({}, 'tool_calls') });
+  out.push({ delay: 0, data: '[DONE]' });
+  return out;
+}
+
+async function* play(chunks: Chunk[], failAt?: { index: number; error: Error }) {
+  for (let i = 0; i < chunks.length; i++) {
+    if (failAt && i === failAt.index) throw failAt.error;
+    await sleep(chunks[i]!.delay);
+    yield chunks[i]!.data;
+  }
+}
+
+interface Log {
+  events: string[];
+  starts: string[];
+  aborted: string[];
+}
+
+function makeTools(log: Log, ms = 30) {
+  const read = defineTool({
+    name: 'read_file',
+    kind: 'read',
+    input: z.object({ path: z.string() }),
+    run: async ({ path }, { signal }) => {
+      log.starts.push(`read:${path}`);
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, ms);
+        signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          log.aborted.push(`read:${path}`);
+          reject(new Error('aborted'));
+        });
+      });
+      return `contents of ${path}`;
+    },
+  });
+  const edit = defineTool({
+    name: 'edit_file',
+    kind: 'edit',
+    input: z.object({ path: z.string(), text: z.string() }),
+    run: async ({ path }) => {
+      log.starts.push(`edit:${path}`);
+      await sleep(5);
+      return `edited ${path}`;
+    },
+  });
+  const shell = defineTool({
+    name: 'bash',
+    kind: 'execute',
+    input: z.object({ command: z.string() }),
+    run: async ({ command }) => {
+      log.starts.push(`bash:${command}`);
+      return 'ok';
+    },
+  });
+  const deploy = defineTool({
+    name: 'deploy',
+    kind: 'execute',
+    needsApproval: true,
+    input: z.object({ target: z.string() }),
+    run: async ({ target }) => {
+      log.starts.push(`deploy:${target}`);
+      return 'deployed';
+    },
+  });
+  const structured = defineTool({
+    name: 'structured_output',
+    kind: 'other',
+    input: z.object({ answer: z.string() }),
+    run: async ({ answer }) => answer,
+  });
+  return [read, edit, shell, deploy, structured];
+}
+
+function newLog(): Log {
+  return { events: [], starts: [], aborted: [] };
+}
+
+function observe(log: Log): RunTurnOptions['on'] {
+  return {
+    'tool.start': (c) => log.events.push(`start:${c.index}`),
+    'tool.result': (c) => log.events.push(`result:${c.index}`),
+    trace: (t) => {
+      if (t.kind === 'stream.end') log.events.push('stream.end');
+    },
+  };
+}
+
+function results(messages: HistoryMessage[]) {
+  const tool = messages.find((m) => m.role === 'tool');
+  return tool && tool.role === 'tool' ? tool.results : [];
+}
+
+/** I1–I3 on the returned messages: one result per call, in call order. */
+function expectValid(messages: HistoryMessage[]) {
+  const assistant = messages[0];
+  if (!assistant || assistant.role !== 'assistant') throw new Error('no assistant message');
+  const ids = assistant.calls.map((c) => c.id);
+  expect(results(messages).map((r) => r.callId)).toEqual(ids);
+}
+
+describe('runTurn (qwen-code RFC cases)', () => {
+  test('safe tools start while the model is still streaming', async () => {
+    const log = newLog();
+    const { messages } = await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'read_file', args: { path: 'a' } }, { name: 'read_file', args: { path: 'b' } }])),
+      tools: makeTools(log),
+      on: observe(log),
+    });
+    expect(log.events.indexOf('start:0')).toBeLessThan(log.events.indexOf('stream.end'));
+    expect(log.events.indexOf('start:1')).toBeLessThan(log.events.indexOf('stream.end'));
+    expect(results(messages).map((r) => r.content)).toEqual(['contents of a', 'contents of b']);
+    expectValid(messages);
+  });
+
+  test('unsafe tools wait for the end of the stream and preserve order', async () => {
+    const log = newLog();
+    const { messages } = await runTurn({
+      format: 'openai-chat',
+      stream: play(
+        chatTurn([
+          { name: 'edit_file', args: { path: 'x', text: '1' } },
+          { name: 'read_file', args: { path: 'after-edit' } },
+          { name: 'edit_file', args: { path: 'y', text: '2' } },
+        ]),
+      ),
+      tools: makeTools(log, 5),
+      on: observe(log),
+    });
+    const end = log.events.indexOf('stream.end');
+    expect(log.events.indexOf('start:0')).toBeGreaterThan(end);
+    // the read after the first edit waits for the edit's result; the second edit waits for the read
+    expect(log.events.indexOf('start:1')).toBeGreaterThan(log.events.indexOf('result:0'));
+    expect(log.events.indexOf('start:2')).toBeGreaterThan(log.events.indexOf('result:1'));
+    expect(log.starts).toEqual(['edit:x', 'read:after-edit', 'edit:y']);
+    expectValid(messages);
+  });
+
+  test('a read-only shell command is safe and starts early; a writing one waits', async () => {
+    const log = newLog();
+    await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'bash', args: { command: 'ls -la src' } }, { name: 'bash', args: { command: 'rm -rf build' } }])),
+      tools: makeTools(log),
+      on: observe(log),
+    });
+    const end = log.events.indexOf('stream.end');
+    expect(log.events.indexOf('start:0')).toBeLessThan(end);
+    expect(log.events.indexOf('start:1')).toBeGreaterThan(end);
+  });
+
+  test('stream retry after an early tool start: the tool is aborted and nothing of attempt 1 reaches history', async () => {
+    const log = newLog();
+    const attempt1 = chatTurn([{ name: 'read_file', args: { path: 'first' } }, { name: 'read_file', args: { path: 'second' } }]);
+    const attempt2 = chatTurn([{ name: 'read_file', args: { path: 'retry' } }]);
+    const { messages, summary } = await runTurn({
+      format: 'openai-chat',
+      stream: (n) => (n === 1 ? play(attempt1, { index: 5, error: Object.assign(new Error('socket hang up'), { status: 503 }) }) : play(attempt2)),
+      tools: makeTools(log, 50),
+      policy: { retryBaseMs: 5 },
+      on: observe(log),
+    });
+    expect(summary.attempts).toBe(2);
+    expect(log.aborted).toContain('read:first');
+    const assistant = messages[0]!;
+    expect(assistant.role === 'assistant' && assistant.calls.map((c) => c.input)).toEqual([{ path: 'retry' }]);
+    expect(results(messages).map((r) => r.content)).toEqual(['contents of retry']);
+    expectValid(messages);
+  });
+
+  test('a non-retryable error fails the turn and leaves no messages', async () => {
+    const log = newLog();
+    const { messages, summary } = await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'read_file', args: { path: 'a' } }]), { index: 3, error: Object.assign(new Error('bad request'), { status: 400 }) }),
+      tools: makeTools(log),
+    });
+    expect(summary.outcome).toBe('failed');
+    expect(messages).toEqual([]);
+  });
+
+  test.each(['commit', 'drop'] as const)('user abort while an early tool runs (onAbort %s)', async (onAbort) => {
+    const log = newLog();
+    const ac = new AbortController();
+    const run = runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'read_file', args: { path: 'slow' } }], { tail: 200 })),
+      tools: makeTools(log, 1000),
+      policy: { onAbort },
+      signal: ac.signal,
+      on: { 'tool.start': () => setTimeout(() => ac.abort(), 5) },
+    });
+    const { messages, summary } = await run;
+    expect(log.aborted).toEqual(['read:slow']);
+    if (onAbort === 'drop') {
+      expect(summary.outcome).toBe('dropped');
+      expect(messages).toEqual([]);
+    } else {
+      expect(summary.outcome).toBe('aborted');
+      expect(results(messages)).toEqual([expect.objectContaining({ ok: false, synthetic: 'interrupted' })]);
+      expectValid(messages);
+    }
+  });
+
+  test('structured output suppresses its siblings', async () => {
+    const log = newLog();
+    const { messages } = await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'edit_file', args: { path: 'x', text: '1' } }, { name: 'structured_output', args: { answer: '42' } }])),
+      tools: makeTools(log),
+    });
+    expect(log.starts).toEqual([]);
+    expect(results(messages).map((r) => [r.synthetic ?? 'real', r.content])).toEqual([
+      ['suppressed', expect.any(String)],
+      ['real', '42'],
+    ]);
+  });
+
+  test('headless: a call that needs approval is denied and never runs', async () => {
+    const log = newLog();
+    const { messages } = await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'deploy', args: { target: 'prod' } }])),
+      tools: makeTools(log),
+    });
+    expect(log.starts).toEqual([]);
+    expect(results(messages)[0]).toMatchObject({ ok: false, synthetic: 'denied' });
+  });
+
+  test('interactive: approval is asked mid-stream and the call runs only after it', async () => {
+    const log = newLog();
+    const asked: string[] = [];
+    const { messages } = await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'deploy', args: { target: 'staging' } }], { tail: 50 })),
+      tools: makeTools(log),
+      policy: { earlyStart: 'all' },
+      approve: async (call) => {
+        asked.push(call.name);
+        log.events.push('approval');
+        await sleep(10);
+        return true;
+      },
+      on: observe(log),
+    });
+    expect(asked).toEqual(['deploy']);
+    expect(log.events.indexOf('approval')).toBeLessThan(log.events.indexOf('stream.end'));
+    expect(log.events.indexOf('start:0')).toBeGreaterThan(log.events.indexOf('approval'));
+    expect(results(messages)[0]).toMatchObject({ ok: true, content: 'deployed' });
+  });
+});
+
+describe('runTurn bad input: every call still gets exactly one result', () => {
+  test('unknown tool, schema-invalid input, a throwing tool, a hanging tool, a throwing approver', async () => {
+    const log = newLog();
+    const boom = defineTool({
+      name: 'boom',
+      kind: 'read',
+      input: z.object({}),
+      run: () => {
+        throw new Error('kaboom');
+      },
+    });
+    const hang = defineTool({
+      name: 'hang',
+      kind: 'read',
+      input: z.object({}),
+      timeoutMs: 30,
+      run: () => new Promise<string>(() => undefined),
+    });
+    const { messages } = await runTurn({
+      format: 'openai-chat',
+      stream: play(
+        chatTurn([
+          { name: 'nope', args: {} },
+          { name: 'read_file', args: { wrong: 1 } },
+          { name: 'boom', args: {} },
+          { name: 'hang', args: {} },
+          { name: 'deploy', args: { target: 'x' } },
+        ]),
+      ),
+      tools: [...makeTools(log), boom, hang],
+      approve: () => {
+        throw new Error('approver crashed');
+      },
+    });
+    expect(results(messages).map((r) => [r.ok, r.synthetic ?? null])).toEqual([
+      [false, 'unknown_tool'],
+      [false, 'invalid_input'],
+      [false, null],
+      [false, 'timeout'],
+      [false, 'denied'],
+    ]);
+    expect(results(messages)[2]!.content).toBe('kaboom');
+    expectValid(messages);
+  });
+
+  test('SLUICE_STREAMING_DISPATCH=0 holds safe tools until the stream ends', async () => {
+    const log = newLog();
+    process.env.SLUICE_STREAMING_DISPATCH = '0';
+    try {
+      await runTurn({
+        format: 'openai-chat',
+        stream: play(chatTurn([{ name: 'read_file', args: { path: 'a' } }])),
+        tools: makeTools(log),
+        on: observe(log),
+      });
+    } finally {
+      delete process.env.SLUICE_STREAMING_DISPATCH;
+    }
+    expect(log.events.indexOf('start:0')).toBeGreaterThan(log.events.indexOf('stream.end'));
+  });
+
+  test('idle watchdog: a silent stream is retried', async () => {
+    const log = newLog();
+    async function* silent() {
+      yield chatTurn([])[0]!.data;
+      await sleep(500);
+    }
+    const { summary, messages } = await runTurn({
+      format: 'openai-chat',
+      stream: (n) => (n === 1 ? silent() : play(chatTurn([{ name: 'read_file', args: { path: 'b' } }]))),
+      tools: makeTools(log),
+      policy: { idleTimeoutMs: 120, retryBaseMs: 1 },
+    });
+    expect(summary.attempts).toBe(2);
+    expect(results(messages).map((r) => r.content)).toEqual(['contents of b']);
+  });
+});
