@@ -26,7 +26,10 @@ Options:
   --pace MS              spacing of payloads in raw .sse/.jsonl recordings (default 10)
   --realtime             replay in wall-clock time instead of virtual time
   --json                 print the full report as JSON (SPEC §8 fields)
-  --timeline FILE        also write a timeline chart (.svg or .html)
+  --timeline FILE        also write a timeline chart (.svg or .html): streaming against post-stream
+  --inspect              serve the actors to the Stately inspector (local websocket relay, port 8080)
+  --inspect-log FILE     record XState inspection events as JSONL (argument contents redacted)
+  --inspect-contents     keep argument and result contents in inspection events
   -h, --help             this help
 
 Environment:
@@ -46,6 +49,9 @@ const SPEC = {
   realtime: { type: 'boolean' },
   json: { type: 'boolean' },
   timeline: { type: 'string' },
+  inspect: { type: 'boolean' },
+  'inspect-log': { type: 'string' },
+  'inspect-contents': { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
 
@@ -80,17 +86,39 @@ export async function run(argv: string[]): Promise<number> {
   }
   let dispatch = (flags.dispatch as Dispatch | undefined) ?? 'streaming';
   if (process.env.SLUICE_STREAMING_DISPATCH === '0' && flags.dispatch === undefined) dispatch = 'post-stream';
-  const report = await replayTrace(trace, {
+  if (typeof flags.timeline === 'string' && !/\.(svg|html?)$/i.test(flags.timeline)) throw new UsageError('--timeline must end in .svg or .html');
+  const inspection =
+    flags.inspect === true || typeof flags['inspect-log'] === 'string'
+      ? await (await import('./inspect')).createInspection({
+          inspect: flags.inspect === true,
+          logFile: typeof flags['inspect-log'] === 'string' ? flags['inspect-log'] : undefined,
+          contents: flags['inspect-contents'] === true,
+        })
+      : undefined;
+  const options = {
     dispatch,
     completion: flags.completion as 'inferred' | 'evidence-only' | undefined,
     abortAtMs: numberFlag(flags['abort-at'], 'abort-at'),
     onAbort: flags['on-abort'] as 'commit' | 'drop' | undefined,
     tools,
     realtime: flags.realtime === true,
-  });
+  };
+  let report: ReplayReport;
+  try {
+    const observer = inspection?.observer;
+    const { attachInspection } = await import('./inspect');
+    report = await replayTrace(trace, { ...options, onController: observer ? (c) => attachInspection(c.actor, observer) : undefined });
+  } finally {
+    await inspection?.close();
+  }
   if (typeof flags.timeline === 'string') {
     const { writeTimeline } = await import('./timeline');
-    writeTimeline(flags.timeline, report);
+    // The picture compares both schedules: replay the same trace under post-stream dispatch too.
+    const post =
+      report.dispatch === 'streaming' && options.abortAtMs === undefined
+        ? await replayTrace(trace, { ...options, dispatch: 'post-stream', realtime: false })
+        : undefined;
+    writeTimeline(flags.timeline, report, post);
   }
   if (flags.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   else process.stdout.write(formatReport(report));

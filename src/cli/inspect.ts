@@ -1,0 +1,160 @@
+import * as fs from 'node:fs';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+
+/**
+ * `--inspect` and `--inspect-log FILE` for demo / replay / serve.
+ *
+ * - `--inspect` starts `@statelyai/inspect`'s local relay (`createInspectorServer`: an HTTP page
+ *   plus a websocket server) and connects the actors to it with `createWebSocketInspector`. Open
+ *   the printed URL in a browser: the page embeds the Stately inspector UI (stately.ai/inspect,
+ *   which needs internet in the browser; sluice itself needs none).
+ * - `--inspect-log FILE` records the same inspection events (the Stately format: `@xstate.actor`
+ *   with the machine definition, `@xstate.event`, `@xstate.snapshot`) as JSON lines, to look at
+ *   or import later without a browser.
+ *
+ * Argument and result contents are redacted by default (`[redacted: N chars]`); ids, names,
+ * states, flags and sizes stay. `contents: true` (`--inspect-contents`) keeps them.
+ *
+ * `@statelyai/inspect` is ESM-only: it is loaded with a dynamic import at run time (Node ≥ 20.19
+ * can `require` ESM), never at module load, so nothing else pays for it.
+ */
+
+export interface InspectionOptions {
+  inspect?: boolean;
+  logFile?: string;
+  /** Relay port for --inspect (default 8080, the inspector's own default). */
+  port?: number;
+  /** Keep argument/result contents (default: redacted). */
+  contents?: boolean;
+  /** Where to print the relay URL and problems. */
+  write?: (s: string) => void;
+}
+
+export interface Inspection {
+  /** Pass to `TurnController({ inspect })`; undefined when inspection is off. */
+  observer?: (e: InspectionEvent) => void;
+  /** Flush deferred events, close the log and stop the relay. */
+  close(): Promise<void>;
+}
+
+/** Keys whose values are contents (tool arguments, results, model text). */
+const CONTENT_KEYS = new Set(['input', 'content', 'text', 'args', 'arguments', 'argsText', 'partial_json', 'thinking']);
+
+/**
+ * A JSON-safe copy of `value`: functions dropped, actor refs replaced by their id, cycles cut,
+ * depth limited, and (unless `contents`) every content field replaced by its size.
+ */
+export function redact(value: unknown, contents = false, depth = 8, seen: WeakSet<object> = new WeakSet()): unknown {
+  if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
+  if (seen.has(value)) return '[cycle]';
+  if (depth <= 0) return '[…]';
+  const o = value as Record<string, unknown>;
+  if (typeof o.send === 'function' && typeof o.getSnapshot === 'function') {
+    return { actor: typeof o.id === 'string' ? o.id : String(o.sessionId ?? '?') };
+  }
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((v) => redact(v, contents, depth - 1, seen) ?? null);
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(o)) {
+      if (typeof v === 'function') continue;
+      if (!contents && CONTENT_KEYS.has(k) && v !== undefined && v !== null) {
+        out[k] = typeof v === 'string' ? `[redacted: ${v.length} chars]` : '[redacted]';
+        continue;
+      }
+      const r = redact(v, contents, depth - 1, seen);
+      if (r !== undefined) out[k] = r;
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+/** Keep what the inspector shows of a snapshot (status, value, context, output), not the machine. */
+function slim(ev: unknown): unknown {
+  if (typeof ev !== 'object' || ev === null) return ev;
+  const e = ev as Record<string, unknown>;
+  const snap = e.snapshot as Record<string, unknown> | undefined;
+  if (!snap || typeof snap !== 'object') return ev;
+  const keep: Record<string, unknown> = {};
+  for (const k of ['status', 'value', 'context', 'output', 'error']) if (snap[k] !== undefined) keep[k] = snap[k];
+  return { ...e, snapshot: keep };
+}
+
+interface StatelyInspector {
+  inspect: { next: (e: InspectionEvent) => void };
+  stop(): void;
+}
+interface InspectModule {
+  createInspector(adapter: { send(e: unknown): void; start?(): void; stop?(): void }, options?: Record<string, unknown>): StatelyInspector;
+  createWebSocketInspector(options: Record<string, unknown>): StatelyInspector;
+}
+interface InspectServerModule {
+  createInspectorServer(options?: { port?: number; url?: string; autoOpen?: boolean }): { stop(): void };
+}
+
+async function load<T>(spec: string): Promise<T> {
+  try {
+    // A computed specifier: TypeScript leaves the ESM-only package alone; Node's require(esm) loads it.
+    return (await import(spec)) as T;
+  } catch (err) {
+    throw new Error(`inspection needs ${spec.split('/').slice(0, 2).join('/')} (a dev dependency of sluice): ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function createInspection(opts: InspectionOptions): Promise<Inspection> {
+  if (!opts.inspect && !opts.logFile) return { observer: undefined, close: async () => undefined };
+  const write = opts.write ?? ((s: string) => process.stderr.write(s));
+  const contents = opts.contents === true;
+  const mod = await load<InspectModule>('@statelyai/inspect');
+  const inspectorOptions = {
+    sanitizeContext: (ctx: unknown) => redact(ctx, contents),
+    sanitizeEvent: (ev: unknown) => redact(ev, contents),
+    serialize: (ev: unknown) => redact(slim(ev), contents, 12),
+  };
+  const inspectors: StatelyInspector[] = [];
+  let stream: fs.WriteStream | undefined;
+  let server: { stop(): void } | undefined;
+
+  if (opts.logFile) {
+    const s = fs.createWriteStream(opts.logFile);
+    stream = s;
+    inspectors.push(mod.createInspector({ send: (e) => s.write(JSON.stringify(e) + '\n') }, inspectorOptions));
+  }
+  if (opts.inspect) {
+    const port = opts.port ?? 8080;
+    const srv = await load<InspectServerModule>('@statelyai/inspect/server');
+    server = srv.createInspectorServer({ port, autoOpen: false });
+    inspectors.push(mod.createWebSocketInspector({ url: `ws://localhost:${port}`, ...inspectorOptions }));
+    write(`inspector relay: open http://localhost:${port} in a browser (the page embeds stately.ai/inspect)\n`);
+  }
+
+  return {
+    observer: (e) => {
+      for (const i of inspectors) i.inspect.next(e);
+    },
+    close: async () => {
+      // The inspector converts events on a timer: let the last ones through first.
+      await tick(30);
+      for (const i of inspectors) i.stop();
+      if (stream) {
+        const s = stream;
+        await new Promise<void>((r) => s.end(r));
+      }
+      server?.stop();
+    },
+  };
+}
+
+/**
+ * Inspect an actor that is already running (its system's inspection hook; used when the code
+ * that creates the actor takes no `inspect` option, e.g. `replayTrace`). The root actor's
+ * registration happened before, so it is announced first.
+ */
+export function attachInspection(actor: AnyActorRef, observer: (e: InspectionEvent) => void): void {
+  observer({ type: '@xstate.actor', actorRef: actor, rootId: actor.sessionId });
+  actor.system.inspect(observer);
+}

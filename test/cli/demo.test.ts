@@ -1,0 +1,85 @@
+import { run } from '../../src/cli/demo';
+
+/** Runs `sluice demo` in-process (scripted model on 127.0.0.1, real tools on a temp copy), captured. */
+async function demo(argv: string[]): Promise<{ code: number; out: string }> {
+  const chunks: string[] = [];
+  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => {
+    chunks.push(typeof c === 'string' ? c : Buffer.from(c).toString('utf8'));
+    return true;
+  });
+  try {
+    const code = await run(argv);
+    return { code, out: chunks.join('') };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+interface CallJson {
+  index: number;
+  name: string;
+  kind: string;
+  state: string;
+  startedMs?: number;
+  resultMs?: number;
+  completeMs?: number;
+  ok?: boolean;
+}
+interface RunJson {
+  streamEndMs: number;
+  turnDoneMs: number;
+  outcome: string;
+  calls: CallJson[];
+  invariants: unknown[];
+  workspaceEdited: boolean;
+}
+
+describe('sluice demo', () => {
+  it('runs the turn over HTTP with real tools, streaming then post-stream, and saves time (--json)', async () => {
+    const { code, out } = await demo(['--time-scale', '0.3', '--json']);
+    expect(code).toBe(0);
+    const j = JSON.parse(out) as { savedMs: number; ok: boolean; streaming: RunJson; postStream: RunJson };
+    expect(j.ok).toBe(true);
+    const s = j.streaming;
+    const p = j.postStream;
+    expect(s.calls.map((c) => c.name)).toEqual(['read_file', 'read_file', 'read_file', 'grep', 'edit_file']);
+    for (const r of [s, p]) {
+      expect(r.outcome).toBe('done');
+      expect(r.workspaceEdited).toBe(true);
+      expect(r.invariants).toEqual([]);
+      for (const c of r.calls) {
+        expect(c.state).toBe('resulted');
+        expect(c.ok).toBe(true);
+      }
+    }
+    // Streaming: the reads and the grep start before the stream ends; the edit only after it.
+    for (const c of s.calls.slice(0, 4)) expect(c.startedMs!).toBeLessThan(s.streamEndMs);
+    expect(s.calls[4]!.startedMs!).toBeGreaterThanOrEqual(s.streamEndMs);
+    // Post-stream: nothing starts before the end of the stream.
+    for (const c of p.calls) expect(c.startedMs!).toBeGreaterThanOrEqual(p.streamEndMs);
+    expect(j.savedMs).toBeGreaterThan(0);
+    expect(j.savedMs).toBeCloseTo(p.turnDoneMs - s.turnDoneMs, 5);
+    // No argument or result contents in the output.
+    expect(out).not.toContain('strict: true');
+    expect(out).not.toContain('parseConfig');
+    expect(out).not.toContain('orders-service');
+  });
+
+  it('prints plain lines without a TTY and ends with the time saved', async () => {
+    const { code, out } = await demo(['--time-scale', '0.2']);
+    expect(code).toBe(0);
+    expect(out).not.toContain(String.fromCharCode(27)); // no escape codes when stdout is not a terminal
+    expect(out).toContain('streaming dispatch');
+    expect(out).toContain('post-stream dispatch');
+    expect(out).toMatch(/#0 read_file\s+complete → emittable → released → running/);
+    expect(out).toMatch(/#4 edit_file\s+complete → emittable → released {2}\(arguments \d+ B\)/);
+    expect(out).toMatch(/saved\s+\d+\.\d\d s/);
+    expect(out).not.toContain('strict: true');
+  });
+
+  it('rejects unknown options and bad values as usage errors', async () => {
+    await expect(demo(['--bogus'])).rejects.toThrow(/unknown option --bogus/);
+    await expect(demo(['--time-scale', '0'])).rejects.toThrow(/time-scale/);
+    await expect(demo(['--timeline', 'x.png'])).rejects.toThrow(/\.svg or \.html/);
+  });
+});
