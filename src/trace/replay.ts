@@ -1,6 +1,11 @@
-import type { CallResult } from '../../machines/toolCall.machine';
+import type { CallResult, RunToolInput } from '../../machines/toolCall.machine';
 import type { Classification } from '../../machines/turn.machine';
-import { type CallTiming, type CompletionMode, type ControllerWarning, TurnController } from '../engine/controller';
+import {
+  type CallTiming,
+  type CompletionMode,
+  type ControllerWarning,
+  TurnController,
+} from '../engine/controller';
 import { settleMicrotasks, VirtualClock } from '../engine/clock';
 import type { HistoryMessage, InvariantViolation } from '../history/types';
 import type { OutputEvent } from '../release/output';
@@ -33,6 +38,8 @@ export interface ReplayOptions {
   horizonMs?: number;
   /** Spend real time: wait on the wall clock before each virtual step (same schedule, real pacing). */
   realtime?: boolean;
+  /** Replace the simulated tools' behaviour (tests: throwing or hanging tools). */
+  runTool?: (call: RunToolInput, signal: AbortSignal, clock: VirtualClock) => Promise<CallResult>;
   /** Receives every output event (in order). */
   onOutput?: (e: OutputEvent) => void;
   /** Receives controller events for live timelines. */
@@ -101,7 +108,13 @@ export async function replayTrace(trace: Trace, opts: ReplayOptions = {}): Promi
   const other =
     opts.dispatch === 'post-stream'
       ? report
-      : await runOnce(trace, { ...opts, dispatch: 'post-stream', realtime: false, onOutput: undefined, onController: undefined });
+      : await runOnce(trace, {
+          ...opts,
+          dispatch: 'post-stream',
+          realtime: false,
+          onOutput: undefined,
+          onController: undefined,
+        });
   report.postStreamMs = other.turnDoneMs;
   report.idealMs = idealMs(report, opts.tools ?? trace.tools);
   report.savedMs = report.postStreamMs - report.turnDoneMs;
@@ -126,14 +139,20 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
     onAbort: opts.onAbort,
     classify: simClassifier(tools),
     runTool: (call, signal) =>
-      new Promise<CallResult>((resolve) => {
-        const spec = byName.get(call.name);
-        const ms = spec?.durationMs ?? 0;
-        const h = clock.setTimeout(() => {
-          resolve(spec?.error !== undefined ? { ok: false, content: spec.error } : { ok: true, content: spec?.result ?? 'ok' });
-        }, ms);
-        signal.addEventListener('abort', () => clock.clearTimeout(h), { once: true });
-      }),
+      opts.runTool
+        ? opts.runTool(call, signal, clock)
+        : new Promise<CallResult>((resolve) => {
+            const spec = byName.get(call.name);
+            const ms = spec?.durationMs ?? 0;
+            const h = clock.setTimeout(() => {
+              resolve(
+                spec?.error !== undefined
+                  ? { ok: false, content: spec.error }
+                  : { ok: true, content: spec?.result ?? 'ok' },
+              );
+            }, ms);
+            signal.addEventListener('abort', () => clock.clearTimeout(h), { once: true });
+          }),
   });
   if (opts.onOutput) controller.events.on('output', opts.onOutput);
   // Replays have no one to ask: approvals are granted when requested (and recorded in the trace).
@@ -210,7 +229,12 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
       await settleMicrotasks();
       break;
     }
-    if (abortT !== undefined && t === abortT && (lineT === undefined || abortT <= lineT) && (timerT === undefined || abortT <= timerT)) {
+    if (
+      abortT !== undefined &&
+      t === abortT &&
+      (lineT === undefined || abortT <= lineT) &&
+      (timerT === undefined || abortT <= timerT)
+    ) {
       clock.advanceTo(t);
       aborted = true;
       controller.abort(opts.onAbort);
@@ -246,7 +270,10 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
     resultMs: c.resultMs,
     ...(c.result ? { result: c.result } : {}),
   }));
-  const violations = mode === 'execute' ? checkTurn(summary.history, summary.trace) : [];
+  const violations =
+    mode === 'execute'
+      ? checkTurn(summary.history, summary.trace, dispatch === 'post-stream' ? 'none' : 'safe')
+      : [];
   return {
     format: trace.format,
     dispatch,
@@ -267,7 +294,10 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
  * unlimited concurrency; unsafe calls start after the stream ended and every earlier call
  * resulted, one at a time.
  */
-export function idealMs(report: Pick<ReplayReport, 'calls' | 'streamEndMs'>, tools: SimToolSpec[] | undefined): number {
+export function idealMs(
+  report: Pick<ReplayReport, 'calls' | 'streamEndMs'>,
+  tools: SimToolSpec[] | undefined,
+): number {
   const byName = new Map((tools ?? []).map((t) => [t.name, t]));
   const last = Math.max(...report.calls.map((c) => c.attempt), 1);
   const calls = report.calls
