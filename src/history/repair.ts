@@ -73,6 +73,7 @@ export function repairHistory(messages: readonly unknown[]): RepairResult {
     }
 
     const a = m as Extract<HistoryMessage, { role: 'assistant' }>;
+    if (!Array.isArray(a.calls)) changes.push(`message ${i}: assistant message without a calls array; added an empty one`);
     const rawCalls = Array.isArray(a.calls) ? a.calls : [];
     const valid = callsOf(a);
     if (valid.length !== rawCalls.length) changes.push(`message ${i}: removed ${rawCalls.length - valid.length} malformed call(s)`);
