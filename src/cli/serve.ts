@@ -16,7 +16,7 @@ tool_use block is sent to the client as soon as it is ready, not at the end of t
 
 Usage: sluice serve --upstream URL [options]
 
-Routes: POST /v1/messages, POST /v1/messages/count_tokens (estimate), GET /health
+Routes: POST /v1/messages, POST /v1/messages/count_tokens (estimate), GET|HEAD /health and /
 
 Options (each has an environment variable; the flag wins):
   --upstream URL            backend base URL: http://host:8000, http://host:8000/v1 or the full
@@ -55,6 +55,10 @@ Options (each has an environment variable; the flag wins):
                             0 = off)                                      [SLUICE_PING_INTERVAL_MS]
   --max-tokens-field F      max_tokens (default) or max_completion_tokens: the backend field
                             that carries the client's max_tokens          [SLUICE_MAX_TOKENS_FIELD]
+  --system-messages M       inline (default): system messages inside "messages" (Claude Code
+                            sends them) go to the backend as system messages in place; merge:
+                            appended to the leading system message, for chat templates that
+                            allow only one system message first          [SLUICE_SYSTEM_MESSAGES]
   --strict-stop-reason      map a backend "stop" finish to end_turn even when tool_use blocks
                             were sent (default: tool_use in that case, for backends that end
                             tool-calling turns with "stop")               [SLUICE_STRICT_STOP_REASON=1]
@@ -83,6 +87,7 @@ const SPEC: Record<string, FlagSpec> = {
   'idle-timeout': { type: 'string' },
   'ping-interval': { type: 'string' },
   'max-tokens-field': { type: 'string', choices: ['max_tokens', 'max_completion_tokens'] },
+  'system-messages': { type: 'string', choices: ['inline', 'merge'] },
   'strict-stop-reason': { type: 'boolean' },
   'log-level': { type: 'string', choices: LOG_LEVELS },
   help: { type: 'boolean' },
@@ -104,6 +109,7 @@ const ENV: Record<string, string> = {
   'idle-timeout': 'SLUICE_IDLE_TIMEOUT_MS',
   'ping-interval': 'SLUICE_PING_INTERVAL_MS',
   'max-tokens-field': 'SLUICE_MAX_TOKENS_FIELD',
+  'system-messages': 'SLUICE_SYSTEM_MESSAGES',
   'log-level': 'SLUICE_LOG_LEVEL',
 };
 
@@ -176,6 +182,8 @@ export function optionsFrom(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (pi !== undefined) options.pingIntervalMs = pi;
   const mtf = get('max-tokens-field');
   if (mtf !== undefined) options.maxTokensField = mtf as GatewayOptions['maxTokensField'];
+  const sm = get('system-messages');
+  if (sm !== undefined) options.systemMessages = sm as GatewayOptions['systemMessages'];
   const strictEnv = env.SLUICE_STRICT_STOP_REASON;
   if (flags['strict-stop-reason'] === true || strictEnv === '1' || strictEnv === 'true') options.toolUseOnStop = false;
   return { options, help: false, level };

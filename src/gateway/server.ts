@@ -73,6 +73,8 @@ export interface GatewayOptions {
   pingIntervalMs?: number;
   /** Which field carries max_tokens upstream. Default 'max_tokens'. */
   maxTokensField?: ChatRequestOptions['maxTokensField'];
+  /** Mid-conversation system messages: 'inline' (default) or 'merge' into the leading system message. */
+  systemMessages?: ChatRequestOptions['systemMessages'];
   /**
    * Report `tool_use` when a backend ends a turn that released tool blocks with finish `stop`
    * (common on Ollama / llama.cpp). Default true; false = strict SPEC map (stop → end_turn).
@@ -298,7 +300,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const method = req.method ?? 'GET';
     const t0 = performance.now();
     try {
-      if (path === '/health' || path === '/healthz') {
+      if (path === '/health' || path === '/healthz' || path === '/') {
+        // `HEAD /` is Claude Code's connectivity probe.
         if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
         sendJson(res, 200, { status: 'ok', active, maxConcurrent: opts.maxConcurrent });
         return;
@@ -355,7 +358,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const body = await readJson(req, opts.maxBodyBytes);
     const mreq: MessagesRequest = parseMessagesRequest(body);
     const upstreamModel = mapModel(models, mreq.model);
-    const chatReq = toChatRequest(mreq, { model: upstreamModel, ...(opts.maxTokensField ? { maxTokensField: opts.maxTokensField } : {}) });
+    const chatOpts: ChatRequestOptions = { model: upstreamModel };
+    if (opts.maxTokensField) chatOpts.maxTokensField = opts.maxTokensField;
+    if (opts.systemMessages) chatOpts.systemMessages = opts.systemMessages;
+    const chatReq = toChatRequest(mreq, chatOpts);
     const estimate = estimateInputTokens(mreq);
     const base = {
       reqId,

@@ -6,6 +6,8 @@
  * builds the upstream body. Decisions (also in docs/gateway.md):
  *
  * - `system` (string or text blocks) → one leading `system` message (blocks joined with "\n").
+ *   Messages with `role: "system"` inside `messages` (Claude Code sends them) become `system`
+ *   messages in place, or are merged into the leading one (`systemMessages: 'merge'`).
  * - user text blocks → one string content (joined with "\n") unless the message has images, then
  *   an array of `text` / `image_url` parts. Images: base64 → `data:` URL, url → the URL.
  * - user `tool_result` blocks → `tool` messages (`tool_call_id` = the block's `tool_use_id`), in
@@ -50,7 +52,11 @@ export type AssistantBlock =
   | { type: 'thinking'; thinking: string }
   | { type: 'tool_use'; id: string; name: string; input: Obj };
 
-export type MessageParam = { role: 'user'; content: UserBlock[] } | { role: 'assistant'; content: AssistantBlock[] };
+export type MessageParam =
+  | { role: 'user'; content: UserBlock[] }
+  | { role: 'assistant'; content: AssistantBlock[] }
+  /** A mid-conversation system message (Claude Code sends these; text only). */
+  | { role: 'system'; text: string };
 
 export interface ToolParam {
   name: string;
@@ -222,7 +228,11 @@ function parseMessage(m: unknown, i: number, count: Counter): MessageParam {
   const where = `messages[${i}]`;
   if (!isObj(m)) throw invalidRequest(`${where}: expected an object`);
   const role = m.role;
-  if (role !== 'user' && role !== 'assistant') throw invalidRequest(`${where}.role: must be "user" or "assistant"`);
+  if (role === 'system') {
+    const text = parseSystem(m.content, count, `${where}.content`);
+    return { role, text: text ?? '' };
+  }
+  if (role !== 'user' && role !== 'assistant') throw invalidRequest(`${where}.role: must be "user", "assistant" or "system"`);
   const c = m.content;
   let raw: unknown[];
   if (typeof c === 'string') {
@@ -242,16 +252,16 @@ function parseMessage(m: unknown, i: number, count: Counter): MessageParam {
   return { role, content };
 }
 
-function parseSystem(v: unknown, count: Counter): string | undefined {
+function parseSystem(v: unknown, count: Counter, where = 'system'): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string') {
     count.chars += v.length;
     return v;
   }
-  if (!Array.isArray(v)) throw invalidRequest('system: expected a string or an array of text blocks');
+  if (!Array.isArray(v)) throw invalidRequest(`${where}: expected a string or an array of text blocks`);
   const parts = v.map((b, i) => {
-    if (!isObj(b) || b.type !== 'text') throw invalidRequest(`system[${i}]: only text blocks are allowed in system`);
-    return str(b.text, `system[${i}].text`);
+    if (!isObj(b) || b.type !== 'text') throw invalidRequest(`${where}[${i}]: only text blocks are allowed in a system prompt`);
+    return str(b.text, `${where}[${i}].text`);
   });
   const s = parts.join('\n');
   count.chars += s.length;
@@ -391,6 +401,12 @@ export interface ChatRequestOptions {
   model: string;
   /** Which field carries max_tokens upstream. Default 'max_tokens' (understood by every compatible server). */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * Mid-conversation system messages: 'inline' (default) sends each as a `system` message in place;
+   * 'merge' appends their text to the one leading system message (for chat templates that accept
+   * a system message only first).
+   */
+  systemMessages?: 'inline' | 'merge';
 }
 
 function imageUrl(src: ImageSource): string {
@@ -462,10 +478,14 @@ function translateAssistant(m: { role: 'assistant'; content: AssistantBlock[] },
 /** Build the upstream Chat Completions body. */
 export function toChatRequest(req: MessagesRequest, opts: ChatRequestOptions): ChatRequest {
   const messages: ChatMessage[] = [];
-  if (req.system !== undefined && req.system.length > 0) messages.push({ role: 'system', content: req.system });
+  const merge = opts.systemMessages === 'merge';
+  const systemParts: string[] = req.system !== undefined && req.system.length > 0 ? [req.system] : [];
+  if (merge) for (const m of req.messages) if (m.role === 'system' && m.text.length > 0) systemParts.push(m.text);
+  if (systemParts.length > 0) messages.push({ role: 'system', content: systemParts.join('\n\n') });
   for (const m of req.messages) {
     if (m.role === 'user') translateUser(m, messages);
-    else translateAssistant(m, messages);
+    else if (m.role === 'assistant') translateAssistant(m, messages);
+    else if (!merge && m.text.length > 0) messages.push({ role: 'system', content: m.text });
   }
   const out: ChatRequest = {
     model: opts.model,

@@ -54,7 +54,7 @@ describe('bad client input → 400/404/405/413 with an Anthropic error body', ()
     ['max_tokens 0', JSON.stringify({ model: 'm', max_tokens: 0, messages: USER })],
     ['missing messages', JSON.stringify({ model: 'm', max_tokens: 5 })],
     ['empty messages', JSON.stringify({ model: 'm', max_tokens: 5, messages: [] })],
-    ['bad role', JSON.stringify({ ...ok, messages: [{ role: 'system', content: 'x' }] })],
+    ['bad role', JSON.stringify({ ...ok, messages: [{ role: 'robot', content: 'x' }] })],
     ['empty content array', JSON.stringify({ ...ok, messages: [{ role: 'user', content: [] }] })],
     ['unknown block type', JSON.stringify({ ...ok, messages: [{ role: 'user', content: [{ type: 'hologram', text: 'x' }] }] })],
     ['server tool block', JSON.stringify({ ...ok, messages: [{ role: 'assistant', content: [{ type: 'server_tool_use', id: 'x', name: 'web_search', input: {} }] }] })],

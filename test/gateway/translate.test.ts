@@ -47,6 +47,31 @@ describe('request translation', () => {
     });
   });
 
+  test('system messages inside messages: inline in place, or merged into the leading one', () => {
+    const body = {
+      ...base,
+      system: 'S0',
+      messages: [
+        { role: 'user', content: 'u1' },
+        { role: 'system', content: 'S1' },
+        { role: 'system', content: [{ type: 'text', text: 'S2' }] },
+        { role: 'user', content: 'u2' },
+      ],
+    };
+    expect(toChatRequest(parseMessagesRequest(body), { model: 'up' }).messages).toEqual([
+      { role: 'system', content: 'S0' },
+      { role: 'user', content: 'u1' },
+      { role: 'system', content: 'S1' },
+      { role: 'system', content: 'S2' },
+      { role: 'user', content: 'u2' },
+    ]);
+    expect(toChatRequest(parseMessagesRequest(body), { model: 'up', systemMessages: 'merge' }).messages).toEqual([
+      { role: 'system', content: 'S0\n\nS1\n\nS2' },
+      { role: 'user', content: 'u1' },
+      { role: 'user', content: 'u2' },
+    ]);
+  });
+
   test('images: base64 → data URL, url → url, order kept with text', () => {
     const c = chat({
       messages: [

@@ -1,0 +1,124 @@
+/**
+ * Opt-in: the real Claude Code CLI against the gateway, fully offline.
+ *
+ *     SLUICE_CLAUDE_CODE=1 npx jest test/gateway/claude-code.test.ts
+ *
+ * The scripted upstream plays a two-request turn: the model calls `Read` on a file in a scratch
+ * workspace, Claude Code runs the real tool and sends the result back, the model answers. The
+ * CLI binary is taken from `SLUICE_CLAUDE_BIN`, else `<SLUICE_CLAUDE_DIR or $TMPDIR/sluice-claude-code>
+ * /node_modules/.bin/claude`; when missing it is installed there once with
+ * `npm install --prefix <dir> @anthropic-ai/claude-code` (the only step that needs the network;
+ * it is never added to this repository's dependencies).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { type RecordedRequest, turnScript } from '../../src/gateway/scripted';
+import { rig, type Rig } from './helpers';
+
+const enabled = process.env.SLUICE_CLAUDE_CODE === '1';
+const d = enabled ? describe : describe.skip;
+if (!enabled) process.stderr.write('[sluice tests] Claude Code test skipped (set SLUICE_CLAUDE_CODE=1 to run it)\n');
+
+function claudeBin(): string {
+  if (process.env.SLUICE_CLAUDE_BIN) return process.env.SLUICE_CLAUDE_BIN;
+  const dir = process.env.SLUICE_CLAUDE_DIR ?? path.join(os.tmpdir(), 'sluice-claude-code');
+  const bin = path.join(dir, 'node_modules', '.bin', 'claude');
+  if (!fs.existsSync(bin)) {
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', '@anthropic-ai/claude-code'], { stdio: 'inherit', timeout: 300_000 });
+  }
+  return bin;
+}
+
+interface ChatMsg {
+  role: string;
+  content?: unknown;
+  tool_call_id?: string;
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+}
+
+function messagesOf(req: RecordedRequest): ChatMsg[] {
+  return (req.body as { messages: ChatMsg[] }).messages;
+}
+
+d('Claude Code CLI through the gateway (offline)', () => {
+  let r: Rig | undefined;
+  let tmp: string | undefined;
+  afterAll(async () => {
+    await r?.close();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('a turn that reads a file and then answers', async () => {
+    const bin = claudeBin();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cc-'));
+    const work = path.join(tmp, 'work');
+    const home = path.join(tmp, 'home');
+    fs.mkdirSync(work);
+    fs.mkdirSync(home);
+    const file = path.join(work, 'hello.txt');
+    fs.writeFileSync(file, 'The secret word is pelican.\n');
+
+    let toolIds = 0;
+    r = await rig(
+      {
+        script: (req) => {
+          const msgs = messagesOf(req);
+          const tools = ((req.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+          if (msgs.some((m) => m.role === 'tool')) return turnScript({ text: ['The secret word ', 'is pelican.'], stepMs: 2 });
+          if (tools.includes('Read'))
+            return turnScript({
+              text: ['Reading the file.'],
+              calls: [{ id: 'call_read', name: 'Read', args: ['{"file_path":', JSON.stringify(file), '}'] }],
+              stepMs: 2,
+            });
+          return turnScript({ text: ['ok'] }); // any side request (titles, summaries)
+        },
+      },
+      { idGenerator: (kind) => (kind === 'tool_use' ? `toolu_cc${++toolIds}` : `msg_cc${Date.now()}`) },
+    );
+
+    const t0 = Date.now();
+    const child = spawn(bin, ['-p', 'Read hello.txt and tell me the secret word.', '--allowedTools', 'Read', '--output-format', 'json'], {
+      cwd: work,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        ANTHROPIC_BASE_URL: r.gw.url,
+        ANTHROPIC_API_KEY: 'sk-dummy-offline',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const code = await new Promise<number | null>((res) => child.on('close', res));
+    clearTimeout(killer);
+    const ms = Date.now() - t0;
+    process.stderr.write(`[claude-code] exit ${code} in ${ms} ms, ${r.up.requests.length} upstream requests\n`);
+    if (code !== 0) process.stderr.write(`[claude-code] stdout: ${out.slice(0, 2000)}\nstderr: ${err.slice(0, 2000)}\n`);
+
+    expect(code).toBe(0);
+    const result = JSON.parse(out) as { is_error: boolean; result: string; num_turns: number };
+    expect(result.is_error).toBe(false);
+    expect(result.result).toContain('pelican');
+    // The second model request carries the real Read result under the id the gateway minted.
+    const followUp = r.up.requests.find((q) => messagesOf(q).some((m) => m.role === 'tool'));
+    expect(followUp).toBeDefined();
+    const msgs = messagesOf(followUp!);
+    const call = msgs.find((m) => m.tool_calls)?.tool_calls?.[0];
+    expect(call).toMatchObject({ id: 'toolu_cc1', function: { name: 'Read' } });
+    expect(JSON.parse(call!.function.arguments)).toEqual({ file_path: file });
+    const toolMsg = msgs.find((m) => m.role === 'tool')!;
+    expect(toolMsg.tool_call_id).toBe('toolu_cc1');
+    expect(String(toolMsg.content)).toContain('The secret word is pelican.');
+  }, 400_000);
+});
