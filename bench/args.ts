@@ -35,6 +35,8 @@ export interface Row {
   growthPerDecade?: number;
   /** The same ratio computed from the fastest calls (steadier on a busy machine). */
   growthPerDecadeMin?: number;
+  /** msPerCall ÷ the `floor` bench's msPerCall for the same shape and size (same run). */
+  vsFloor?: number;
   /** Timed repetitions behind the median. */
   samples: number;
 }
@@ -229,6 +231,11 @@ export async function benchArgs(opts: BenchArgsOptions = {}): Promise<Row[]> {
     }
   }
 
+  for (const r of rows) {
+    const floor = rows.find((f) => f.bench === 'floor' && f.shape === r.shape && f.bytes === r.bytes);
+    if (floor && r.bench !== 'floor') r.vsFloor = r.msPerCall / floor.msPerCall;
+  }
+
   // Storage choice: 100k fragments of 10 bytes.
   const frags = split(stringPayload(1_000_000), fragment);
   for (const [bench, fn] of Object.entries(appendStrategies)) {
@@ -253,12 +260,12 @@ const fmt = (x: number | undefined): string => (x === undefined ? '' : x.toFixed
 
 export function formatRows(rows: Row[]): string {
   const head =
-    '| bench | shape | bytes | fragments | ms/call (median) | ms/call (min) | µs/fragment | growth/decade | growth/decade (min) | n |';
-  const sep = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|';
+    '| bench | shape | bytes | fragments | ms/call (median) | ms/call (min) | µs/fragment | growth/decade | growth/decade (min) | × floor | n |';
+  const sep = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
   const lines = rows.map(
     (r) =>
       `| ${r.bench} | ${r.shape} | ${r.bytes} | ${r.fragments} | ${r.msPerCall.toFixed(2)} | ${r.msMin.toFixed(2)} | ` +
-      `${r.usPerFragment.toFixed(3)} | ${fmt(r.growthPerDecade)} | ${fmt(r.growthPerDecadeMin)} | ${r.samples} |`,
+      `${r.usPerFragment.toFixed(3)} | ${fmt(r.growthPerDecade)} | ${fmt(r.growthPerDecadeMin)} | ${fmt(r.vsFloor)} | ${r.samples} |`,
   );
   return [head, sep, ...lines].join('\n');
 }
