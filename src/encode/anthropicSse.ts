@@ -399,6 +399,17 @@ export class AnthropicSseEncoder {
     return text;
   }
 
+  /**
+   * Terminal frames for a stream whose events stopped without `end` or `error` (engine stopped,
+   * client cancelled): closes any open block, then `message_delta` (stop reason from the tool blocks
+   * written so far) and `message_stop`. '' when already terminated. Keeps the SPEC §5.9 promise that
+   * a client that got `message_start` always gets a terminal event.
+   */
+  close(): string {
+    if (this.builder.terminated) return '';
+    return this.push({ type: 'end', released: this.builder.toolUseBlocks });
+  }
+
   /** An `event: ping` keep-alive frame; '' once the stream has ended. */
   ping(): string {
     return this.builder.terminated ? '' : PING_FRAME;

@@ -375,6 +375,19 @@ describe('AnthropicSseEncoder: terminal events', () => {
     ]);
   });
 
+  test('close(): terminal frames when the events stopped without end; nothing after a terminal event', () => {
+    const enc = new AnthropicSseEncoder({ idGenerator: sequentialIds() });
+    enc.push(toolUse(0, 'x', {}));
+    enc.push({ type: 'text', text: 'open text block' });
+    const frames = parseSse(enc.close());
+    expect(names(frames)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
+    expect((frames[1].data.delta as { stop_reason: string }).stop_reason).toBe('tool_use');
+    expect(enc.close()).toBe('');
+    const errored = new AnthropicSseEncoder();
+    errored.push({ type: 'error', error: { type: 'api_error', message: 'x' } });
+    expect(errored.close()).toBe('');
+  });
+
   test('ping frame', () => {
     const enc = new AnthropicSseEncoder();
     expect(enc.ping()).toBe('event: ping\ndata: {"type":"ping"}\n\n');
