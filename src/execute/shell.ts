@@ -359,7 +359,13 @@ class Checker {
       return;
     }
     const target = word ? this.word(word) : null;
-    if (op === o.rdrIn || op === o.wordHdoc) return; // reading a file / a here-string
+    if (op === o.wordHdoc) return; // a here-string
+    if (op === o.rdrIn) {
+      // Reading a file. bash's /dev/tcp and /dev/udp redirections open network connections.
+      if (target === null) unsafe('input redirection from an expanded path');
+      if (/^\/dev\/(tcp|udp)\//.test(target)) unsafe('network redirection (/dev/tcp, /dev/udp)');
+      return;
+    }
     if (op === o.dplOut || op === o.dplIn) {
       // n>&m, n<&m, n>&- duplicate/close descriptors; `>&file` writes a file.
       if (target !== null && /^(\d+|-)$/.test(target)) return;
