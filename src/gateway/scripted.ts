@@ -133,6 +133,8 @@ export interface ScriptedUpstreamOptions {
   /** Port (default 0: any free port). */
   port?: number;
   host?: string;
+  /** Keep at most this many requests in `requests` (oldest dropped; `n` keeps counting). Default 10,000. */
+  maxRecorded?: number;
 }
 
 export interface ScriptedUpstream {
@@ -159,6 +161,8 @@ function frame(line: ScriptLine): string | undefined {
 /** Start a scripted upstream on 127.0.0.1 (port 0 by default). */
 export async function startScriptedUpstream(opts: ScriptedUpstreamOptions): Promise<ScriptedUpstream> {
   const requests: RecordedRequest[] = [];
+  const maxRecorded = opts.maxRecorded ?? 10_000;
+  let count = 0;
   const gates = new Map<string, Gate>(Object.entries(opts.gates ?? {}));
   if (opts.gate) gates.set(DEFAULT_GATE, opts.gate);
   const sockets = new Set<Socket>();
@@ -231,7 +235,7 @@ export async function startScriptedUpstream(opts: ScriptedUpstreamOptions): Prom
       let finish!: () => void;
       const finished = new Promise<void>((r) => (finish = r));
       const rec: RecordedRequest = {
-        n: requests.length,
+        n: count++,
         method: req.method ?? '',
         url: req.url ?? '',
         headers: req.headers,
@@ -242,6 +246,7 @@ export async function startScriptedUpstream(opts: ScriptedUpstreamOptions): Prom
         finished,
       };
       requests.push(rec);
+      if (requests.length > maxRecorded) requests.splice(0, requests.length - maxRecorded);
       void serve(rec, res).finally(finish);
     });
   });
