@@ -278,7 +278,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
       },
       discarded: {
         entry: act('forget', i),
-        on: { RETRY: { target: 'idle' } },
+        on: { RETRY: { guard: stateIn({ turn: 'backoff' }), target: 'idle' } },
       },
     },
   });
