@@ -71,7 +71,7 @@ Point a client at it:  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KE
 Exit codes: 0 stopped by SIGINT/SIGTERM, 1 could not start (port in use, bad parser), 2 usage error.
 `;
 
-const SPEC: Record<string, FlagSpec> = {
+export const SPEC: Record<string, FlagSpec> = {
   upstream: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
@@ -93,7 +93,7 @@ const SPEC: Record<string, FlagSpec> = {
   help: { type: 'boolean' },
 };
 
-const ENV: Record<string, string> = {
+export const ENV: Record<string, string> = {
   upstream: 'SLUICE_UPSTREAM_URL',
   port: 'SLUICE_PORT',
   host: 'SLUICE_HOST',
