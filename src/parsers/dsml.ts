@@ -1,0 +1,219 @@
+/**
+ * DeepSeek V4 and V3.2 DSML (`｜` is U+FF5C FULLWIDTH VERTICAL LINE, three bytes in UTF-8):
+ *
+ *   <think>reasoning</think>text<｜DSML｜tool_calls>
+ *   <｜DSML｜invoke name="get_weather">
+ *   <｜DSML｜parameter name="city" string="true">Beijing</｜DSML｜parameter>
+ *   <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+ *   </｜DSML｜invoke>
+ *   </｜DSML｜tool_calls>
+ *
+ * V3.2 writes `function_calls` for the section tag; both are accepted. An invoke body may also
+ * be a direct JSON object instead of parameters.
+ * - Identity at the invoke tag; arguments are built as JSON: `{"city":` when a parameter opens,
+ *   a `string="true"` value streamed as a JSON string (surrounding whitespace stripped),
+ *   a `string="false"` value typed by the tool schema when given, else parsed as JSON (kept as a
+ *   string when it is not JSON); `}` and `call.complete` at `</｜DSML｜invoke>`.
+ * Look-alikes: markup inside Markdown code is text; a section opener not followed (after at most
+ * 64 whitespace characters) by `<｜DSML｜invoke` is text; stray closers and
+ * `<｜end▁of▁sentence｜>` are removed. A bare `<｜DSML｜invoke …>` outside a section is a call.
+ */
+import { BaseParser, TEXT } from './core/base';
+import { CallSlot } from './core/emitter';
+import { MarkerSet } from './core/markers';
+import { ParamObject, ToolSchemas, type ValueSink } from './core/params';
+import type { ParserOptions } from './types';
+
+const B = '｜DSML｜';
+const SECTION_OPEN = [`<${B}tool_calls>`, `<${B}function_calls>`];
+const SECTION_CLOSE = [`</${B}tool_calls>`, `</${B}function_calls>`];
+const INVOKE = `<${B}invoke`;
+const INVOKE_CLOSE = `</${B}invoke>`;
+const PARAM = `<${B}parameter`;
+const PARAM_CLOSE = `</${B}parameter>`;
+const EOS = '<｜end▁of▁sentence｜>';
+
+const PRE = 10;
+const SECTION = 11;
+const INVOKE_HDR = 12;
+const BODY_START = 13;
+const BODY = 14;
+const PARAM_HDR = 15;
+const VALUE = 16;
+const JSON_BODY = 17;
+
+const WS_CAP = 64;
+const HDR_CAP = 1024;
+
+const sectionSet = new MarkerSet([INVOKE, ...SECTION_CLOSE]);
+const gtSet = new MarkerSet(['>']);
+const bodySet = new MarkerSet([PARAM, INVOKE_CLOSE]);
+const valueSet = new MarkerSet([PARAM_CLOSE]);
+const invokeCloseSet = new MarkerSet([INVOKE_CLOSE]);
+
+function attr(hdr: string, name: string): string | undefined {
+  const m = new RegExp(`${name}\\s*=\\s*"([^"]*)"`).exec(hdr);
+  return m ? m[1] : undefined;
+}
+
+export class DsmlParser extends BaseParser {
+  private readonly schemas: ToolSchemas;
+  private lit = '';
+  private inSection = false;
+  private call: CallSlot | null = null;
+  private name = '';
+  private params: ParamObject | null = null;
+  private value: ValueSink | null = null;
+
+  constructor(opts: ParserOptions = {}, family = 'deepseek-v4') {
+    super(
+      {
+        family,
+        reasoning: { open: '<think>', close: '</think>' },
+        openers: [...SECTION_OPEN, INVOKE],
+        strip: [...SECTION_CLOSE, INVOKE_CLOSE, PARAM_CLOSE, EOS],
+        plainText: true,
+      },
+      opts,
+    );
+    this.schemas = new ToolSchemas(opts.tools);
+  }
+
+  protected onTextMarker(m: string): void {
+    if (m === INVOKE) {
+      this.confirmMarkup();
+      this.inSection = false;
+      this.mode = INVOKE_HDR;
+      return;
+    }
+    this.lit = m;
+    this.mode = PRE;
+  }
+
+  protected override stepFamily(): boolean {
+    switch (this.mode) {
+      case PRE: {
+        this.lit += this.skipWs();
+        if (this.lit.length > SECTION_OPEN[1].length + WS_CAP) return this.literal();
+        if (this.atEnd) return false;
+        const t = this.take(INVOKE);
+        if (t === 'maybe') return false;
+        if (t === 'no') return this.literal();
+        this.confirmMarkup();
+        this.inSection = true;
+        this.mode = INVOKE_HDR;
+        return true;
+      }
+      case SECTION: {
+        const m = this.streamUntil(sectionSet, () => {});
+        if (m === null) return false;
+        if (m === INVOKE) {
+          this.mode = INVOKE_HDR;
+          return true;
+        }
+        this.inSection = false;
+        this.afterMarkup();
+        return true;
+      }
+      case INVOKE_HDR: {
+        const r = this.readUntil(gtSet, HDR_CAP);
+        if (r === null) return false;
+        const call = new CallSlot(this.em);
+        this.call = call;
+        if (r === undefined) {
+          this.warn('parser.malformed_call', 'invoke tag without ">"; skipped to </｜DSML｜invoke>');
+          this.mode = JSON_BODY;
+          this.params = null;
+          this.name = '';
+          this.skipBody = true;
+          return true;
+        }
+        this.name = attr(r.content, 'name') ?? '';
+        if (this.name) call.identity(this.name);
+        else this.warn('parser.malformed_call', 'invoke without a name');
+        this.params = new ParamObject((s) => call.fragment(s), this.schemas, this.name, 'auto', 'all');
+        this.mode = BODY_START;
+        return true;
+      }
+      case BODY_START: {
+        this.skipWs();
+        if (this.atEnd) return false;
+        if (this.buf.charCodeAt(this.pos) === 123 /* { */) {
+          this.params = null;
+          this.skipBody = false;
+          this.mode = JSON_BODY;
+        } else this.mode = BODY;
+        return true;
+      }
+      case BODY: {
+        const m = this.streamUntil(bodySet, () => {});
+        if (m === null) return false;
+        if (m === INVOKE_CLOSE) return this.closeInvoke();
+        this.mode = PARAM_HDR;
+        return true;
+      }
+      case PARAM_HDR: {
+        const r = this.readUntil(gtSet, HDR_CAP);
+        if (r === null) return false;
+        const params = this.params as ParamObject;
+        if (r === undefined) {
+          this.warn('parser.malformed_call', 'parameter tag without ">"');
+          this.mode = BODY;
+          return true;
+        }
+        const pname = attr(r.content, 'name') ?? '';
+        const isString = attr(r.content, 'string') !== 'false';
+        this.value = params.open(pname, isString ? 'string' : undefined);
+        this.mode = VALUE;
+        return true;
+      }
+      case VALUE: {
+        const sink = this.value as ValueSink;
+        const m = this.streamUntil(valueSet, (s) => sink.push(s), true);
+        if (m === null) return false;
+        this.params?.closeValue();
+        this.value = null;
+        this.mode = BODY;
+        return true;
+      }
+      case JSON_BODY: {
+        const call = this.call as CallSlot;
+        const skip = this.skipBody;
+        const m = this.streamUntil(invokeCloseSet, skip ? () => {} : (s) => call.fragment(s), true);
+        if (m === null) return false;
+        return this.closeInvoke();
+      }
+    }
+    return false;
+  }
+
+  private skipBody = false;
+
+  private closeInvoke(): boolean {
+    this.params?.close();
+    this.call?.complete();
+    this.call = null;
+    this.params = null;
+    this.value = null;
+    if (this.inSection) this.mode = SECTION;
+    else this.afterMarkup();
+    return true;
+  }
+
+  private literal(): boolean {
+    this.emitText(this.lit);
+    this.lit = '';
+    this.mode = TEXT;
+    return true;
+  }
+
+  protected override finishFamily(): void {
+    if (this.mode === PRE)
+      this.warn('parser.truncated_call', 'stream ended right after the call section opener');
+    else if (this.mode === SECTION)
+      this.warn('parser.unclosed_section', 'stream ended inside the call section');
+    else {
+      this.warn('parser.unclosed_call', 'stream ended inside an invoke; left without completion');
+    }
+  }
+}

@@ -1,0 +1,78 @@
+/** The family registry: names, aliases and constructors. */
+import { byteParser } from './bytes';
+import { DsmlParser } from './dsml';
+import { HarmonyParser } from './harmony';
+import { HermesParser } from './hermes';
+import { NemotronParser } from './nemotron';
+import type { ByteParser, FamilyParser, ParserOptions } from './types';
+
+export interface FamilyInfo {
+  name: string;
+  aliases: string[];
+  description: string;
+}
+
+interface FamilyEntry extends FamilyInfo {
+  create(opts: ParserOptions): FamilyParser;
+}
+
+const FAMILIES: FamilyEntry[] = [
+  {
+    name: 'hermes',
+    aliases: ['qwen', 'qwen2.5', 'qwen25', 'qwen3', 'qwq', 'hermes2', 'hermes3'],
+    description: 'Hermes / Qwen2.5 / Qwen3: <tool_call>{"name","arguments"}</tool_call>; <think>',
+    create: (o) => new HermesParser(o),
+  },
+  {
+    name: 'deepseek-v4',
+    aliases: ['deepseekv4', 'deepseek_v4', 'dsml', 'deepseek-v3.2', 'deepseekv32', 'deepseek_v32'],
+    description:
+      'DeepSeek V4 / V3.2 DSML: <｜DSML｜tool_calls><｜DSML｜invoke name=…><｜DSML｜parameter …>; <think>',
+    create: (o) => new DsmlParser(o),
+  },
+  {
+    name: 'gpt-oss',
+    aliases: ['harmony', 'gptoss', 'gpt_oss', 'openai'],
+    description:
+      'GPT-OSS harmony: <|channel|>analysis (thinking) / commentary to=functions.NAME …<|call|> / final',
+    create: (o) => new HarmonyParser(o),
+  },
+  {
+    name: 'nemotron',
+    aliases: ['nemotron-deci', 'nemotron_deci', 'llama-nemotron'],
+    description: 'Nemotron: <TOOLCALL>[{"name","arguments"},…]</TOOLCALL>; <think>',
+    create: (o) => new NemotronParser(o),
+  },
+];
+
+function norm(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+const BY_NAME = new Map<string, FamilyEntry>();
+for (const f of FAMILIES) {
+  for (const n of [f.name, ...f.aliases]) BY_NAME.set(norm(n), f);
+}
+
+export function listFamilies(): FamilyInfo[] {
+  return FAMILIES.map(({ name, aliases, description }) => ({ name, aliases: [...aliases], description }));
+}
+
+/** The canonical family name for a name or alias (case, dots, dashes and underscores ignored). */
+export function resolveFamily(family: string): string | undefined {
+  return BY_NAME.get(norm(family))?.name;
+}
+
+/** A parser for a family (name or alias). Throws for an unknown family (a configuration error). */
+export function createTextParser(family: string, opts: ParserOptions = {}): FamilyParser {
+  const f = BY_NAME.get(norm(family));
+  if (f === undefined) {
+    throw new Error(`unknown parser family "${family}"; known: ${FAMILIES.map((x) => x.name).join(', ')}`);
+  }
+  return f.create(opts);
+}
+
+/** A parser fed UTF-8 bytes (multi-byte characters split across chunks are decoded whole). */
+export function createByteParser(family: string, opts: ParserOptions = {}): ByteParser {
+  return byteParser(createTextParser(family, opts));
+}

@@ -1,0 +1,140 @@
+/**
+ * One synthetic stream per family (and per layout where a family has several): reasoning, text,
+ * two calls (the first with non-ASCII characters and characters that need JSON escaping), and
+ * text after the calls. `expected` is the merged event sequence; `closeAt[i]` is a substring whose
+ * end (searched in order through the stream) is where call i's completion evidence must appear.
+ */
+import type { StreamEvent } from '../../src/wire/events';
+import type { ParserOptions } from '../../src/parsers';
+
+export const R = 'Plan: read the doc, then check 東京 weather 🤔 <b>ok</b> & done.';
+export const T1 = 'Sure — checking 東京 for you.\n\n';
+export const T2 = '\nDone ✅ <i>see</i>';
+/** A note with a quote, a backslash, a newline, a tab, an em dash and an emoji. */
+export const NOTE = 'say "hi" \\ done\nnext\tline — 🚀';
+export const A0 = { path: 'docs/日本語.md', note: NOTE };
+export const A1 = { city: 'Tokyo', days: 3 };
+export const ARGS0 = JSON.stringify(A0);
+export const ARGS1 = JSON.stringify(A1);
+
+export interface FamilyCase {
+  title: string;
+  family: string;
+  opts?: ParserOptions;
+  stream: string;
+  expected: StreamEvent[];
+  closeAt: string[];
+  /** Marker strings that must never appear in text or thinking. */
+  markers: string[];
+}
+
+interface Shape {
+  thinking?: string;
+  text1?: string;
+  calls: { id?: string; name: string; args: string }[];
+  text2?: string;
+}
+
+export function events(s: Shape): StreamEvent[] {
+  const out: StreamEvent[] = [];
+  if (s.thinking) out.push({ type: 'thinking.delta', text: s.thinking });
+  if (s.text1) out.push({ type: 'text.delta', text: s.text1 });
+  s.calls.forEach((c, index) => {
+    out.push({ type: 'call.identity', index, id: c.id ?? `call_${index}`, name: c.name });
+    out.push({ type: 'call.fragment', index, text: c.args });
+    out.push({ type: 'call.complete', index });
+  });
+  if (s.text2) out.push({ type: 'text.delta', text: s.text2 });
+  return out;
+}
+
+const std = (over: Partial<Shape> = {}): StreamEvent[] =>
+  events({
+    thinking: R,
+    text1: T1,
+    calls: [
+      { name: 'read_file', args: ARGS0 },
+      { name: 'get_weather', args: ARGS1 },
+    ],
+    text2: T2,
+    ...over,
+  });
+
+const THINK = ['<think>', '</think>'];
+
+export const CASES: FamilyCase[] = [
+  {
+    title: 'hermes',
+    family: 'hermes',
+    stream:
+      `<think>${R}</think>${T1}<tool_call>\n{"name": "read_file", "arguments": ${ARGS0}}\n</tool_call>\n` +
+      `<tool_call>\n{"name": "get_weather", "arguments": ${ARGS1}}\n</tool_call>${T2}`,
+    expected: std(),
+    closeAt: ['</tool_call>', '</tool_call>'],
+    markers: [...THINK, '<tool_call', '</tool_call'],
+  },
+  {
+    title: 'deepseek-v4 (DSML)',
+    family: 'deepseek-v4',
+    stream:
+      `<think>${R}</think>${T1}<｜DSML｜tool_calls>\n<｜DSML｜invoke name="read_file">\n` +
+      `<｜DSML｜parameter name="path" string="true">docs/日本語.md</｜DSML｜parameter>\n` +
+      `<｜DSML｜parameter name="note" string="true">${NOTE}</｜DSML｜parameter>\n</｜DSML｜invoke>\n` +
+      `<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Tokyo</｜DSML｜parameter>\n` +
+      `<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>${T2}`,
+    expected: std(),
+    closeAt: ['</｜DSML｜invoke>', '</｜DSML｜invoke>'],
+    markers: [...THINK, '｜', 'DSML'],
+  },
+  {
+    title: 'deepseek-v3.2 (DSML function_calls)',
+    family: 'deepseek-v3.2',
+    stream:
+      `<think>${R}</think>${T1}<｜DSML｜function_calls>\n<｜DSML｜invoke name="read_file">\n{"path": "docs/日本語.md", "note": ${JSON.stringify(NOTE)}}\n</｜DSML｜invoke>\n` +
+      `<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Tokyo</｜DSML｜parameter>\n` +
+      `<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>${T2}`,
+    expected: std({
+      calls: [
+        { name: 'read_file', args: `{"path": "docs/日本語.md", "note": ${JSON.stringify(NOTE)}}\n` },
+        { name: 'get_weather', args: ARGS1 },
+      ],
+    }),
+    closeAt: ['</｜DSML｜invoke>', '</｜DSML｜invoke>'],
+    markers: [...THINK, '｜', 'DSML'],
+  },
+  {
+    title: 'gpt-oss (harmony)',
+    family: 'gpt-oss',
+    stream:
+      `<|channel|>analysis<|message|>${R}<|end|><|start|>assistant<|channel|>commentary<|message|>${T1}<|end|>` +
+      `<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>${ARGS0}<|call|>` +
+      `<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>${ARGS1}<|call|>` +
+      `<|start|>assistant<|channel|>final<|message|>${T2}<|return|>`,
+    expected: std(),
+    closeAt: ['<|call|>', '<|call|>'],
+    markers: ['<|', '|>', 'analysis', 'commentary', 'functions.'],
+  },
+  {
+    title: 'nemotron',
+    family: 'nemotron',
+    stream:
+      `<think>${R}</think>${T1}<TOOLCALL>[{"name": "read_file", "arguments": ${ARGS0}}, ` +
+      `{"name": "get_weather", "arguments": ${ARGS1}}]</TOOLCALL>${T2}`,
+    expected: std(),
+    closeAt: ['🚀"}}', '"days":3}}'],
+    markers: [...THINK, '<TOOLCALL', '</TOOLCALL'],
+  },
+];
+
+/** UTF-16 end offsets of each call's closing substring, searched in order. */
+export function closeOffsets(c: FamilyCase): number[] {
+  const out: number[] = [];
+  let from = 0;
+  for (const m of c.closeAt) {
+    const at = c.stream.indexOf(m, from);
+    if (at < 0) throw new Error(`${c.title}: close substring not found: ${m}`);
+    out.push(at + m.length);
+    from = at + m.length;
+  }
+  return out;
+}

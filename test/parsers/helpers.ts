@@ -1,0 +1,144 @@
+import type { StreamEvent } from '../../src/wire/events';
+import { createByteParser, createTextParser } from '../../src/parsers';
+import type { ParserOptions } from '../../src/parsers';
+
+/** Merge adjacent text / thinking deltas and adjacent fragments of the same call. */
+export function mergeEvents(evs: readonly StreamEvent[]): StreamEvent[] {
+  const out: StreamEvent[] = [];
+  for (const e of evs) {
+    const last = out[out.length - 1];
+    if (last && e.type === last.type) {
+      if (e.type === 'text.delta' || e.type === 'thinking.delta') {
+        out[out.length - 1] = { type: e.type, text: (last as { text: string }).text + e.text };
+        continue;
+      }
+      if (e.type === 'call.fragment' && last.type === 'call.fragment' && last.index === e.index) {
+        out[out.length - 1] = { type: 'call.fragment', index: e.index, text: last.text + e.text };
+        continue;
+      }
+    }
+    out.push(e);
+  }
+  return out;
+}
+
+export interface CallSummary {
+  index: number;
+  id?: string;
+  name?: string;
+  args: string;
+  completes: number;
+}
+
+export interface Summary {
+  text: string;
+  thinking: string;
+  calls: CallSummary[];
+  warnings: string[];
+  finish?: string;
+}
+
+export function summarize(evs: readonly StreamEvent[]): Summary {
+  const s: Summary = { text: '', thinking: '', calls: [], warnings: [] };
+  const call = (i: number): CallSummary => {
+    let c = s.calls.find((x) => x.index === i);
+    if (!c) {
+      c = { index: i, args: '', completes: 0 };
+      s.calls.push(c);
+      s.calls.sort((a, b) => a.index - b.index);
+    }
+    return c;
+  };
+  for (const e of evs) {
+    switch (e.type) {
+      case 'text.delta':
+        s.text += e.text;
+        break;
+      case 'thinking.delta':
+        s.thinking += e.text;
+        break;
+      case 'call.identity': {
+        const c = call(e.index);
+        if (e.id) c.id = e.id;
+        if (e.name) c.name = e.name;
+        break;
+      }
+      case 'call.fragment':
+        call(e.index).args += e.text;
+        break;
+      case 'call.complete':
+        call(e.index).completes++;
+        break;
+      case 'warning':
+        s.warnings.push(e.code);
+        break;
+      case 'finish':
+        s.finish = e.reason;
+        break;
+    }
+  }
+  return s;
+}
+
+export function runText(family: string, chunks: readonly string[], opts?: ParserOptions): StreamEvent[] {
+  const p = createTextParser(family, opts);
+  const out: StreamEvent[] = [];
+  for (const c of chunks) out.push(...p.push(c));
+  out.push(...p.end());
+  return out;
+}
+
+export interface ByteRun {
+  events: StreamEvent[];
+  /** For each push: the byte offset where its chunk ends, and the events it returned. */
+  pushes: { end: number; events: StreamEvent[] }[];
+}
+
+/** Feed `bytes` cut at the given offsets (strictly increasing, inside (0, length)). */
+export function runBytesAt(
+  family: string,
+  bytes: Uint8Array,
+  cuts: readonly number[],
+  opts?: ParserOptions,
+): ByteRun {
+  const p = createByteParser(family, opts);
+  const events: StreamEvent[] = [];
+  const pushes: ByteRun['pushes'] = [];
+  let start = 0;
+  for (const end of [...cuts, bytes.length]) {
+    const evs = p.push(bytes.subarray(start, end));
+    pushes.push({ end, events: evs });
+    events.push(...evs);
+    start = end;
+  }
+  const tail = p.end();
+  pushes.push({ end: bytes.length, events: tail });
+  events.push(...tail);
+  return { events, pushes };
+}
+
+export const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
+export const byteLen = (s: string): number => utf8(s).length;
+
+/** Deterministic PRNG (mulberry32) for chunk sizes. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Cut offsets for chunks of min..max bytes. */
+export function randomCuts(length: number, min: number, max: number, rnd: () => number): number[] {
+  const cuts: number[] = [];
+  let at = 0;
+  for (;;) {
+    at += min + Math.floor(rnd() * (max - min + 1));
+    if (at >= length) return cuts;
+    cuts.push(at);
+  }
+}
