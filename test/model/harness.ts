@@ -2,6 +2,7 @@ import type { CallResult, RunToolInput } from '../../machines/toolCall.machine';
 import type { Classification } from '../../machines/turn.machine';
 import { settleMicrotasks, VirtualClock } from '../../src/engine/clock';
 import { TurnController, type TurnSummary } from '../../src/engine/controller';
+import { checkHistory, checkTrace } from '../../src/history/check';
 import type { HistoryMessage } from '../../src/history/types';
 import { historyViolations, traceViolations } from './invariants';
 import type { ModelPath } from './paths';
@@ -259,11 +260,20 @@ export class TurnHarness {
     // I4–I6 on the trace so far.
     const trace = this.controller.traceLog;
     this.stats.invariantChecks += trace.length;
-    const tv = traceViolations(trace).filter((v) => {
+    // Both checkers: the suite's own (invariants.ts) and the library's run-time checkTrace.
+    const mine = traceViolations(trace);
+    const lib = checkTrace(trace).violations;
+    const knownAt = new Set<number>();
+    const tv = mine.filter((v) => {
       const id = this.known(`${v.invariant} ${v.message}`);
-      if (id) this.knownSeen.add(id);
+      if (id) {
+        this.knownSeen.add(id);
+        knownAt.add(v.at!);
+      }
       return id === undefined;
     });
+    // A library violation at an entry where the suite's checker diagnosed a known bug is that bug.
+    for (const v of lib) if (v.at === undefined || !knownAt.has(v.at)) tv.push({ ...v, message: `(checkTrace) ${v.message}` });
     if (tv.length > 0) this.fail(`trace invariants: ${tv.map((v) => `${v.invariant} ${v.message}`).join('; ')}`, true);
 
     // The turn is done exactly when the model says so; then I1–I3 and the exact history.
@@ -313,7 +323,7 @@ export class TurnHarness {
     if (!summary) this.fail('turn.done without a summary');
     const history: HistoryMessage[] = summary.history;
     this.stats.invariantChecks++;
-    const hv = historyViolations(history);
+    const hv = [...historyViolations(history), ...checkHistory(history).violations.map((v) => ({ ...v, message: `(checkHistory) ${v.message}` }))];
     if (hv.length > 0) this.fail(`history invariants: ${hv.map((v) => `${v.invariant} ${v.message}`).join('; ')}`, true);
     const outcome = doneOutcome(s)!;
     const attempt = s.context.attempt;

@@ -2,12 +2,12 @@ import type { TurnTraceEntry } from '../../src/history/trace';
 import type { HistoryMessage, InvariantViolation } from '../../src/history/types';
 
 /**
- * SPEC §7 invariants, written for the model-based tests.
- *
- * These are the test suite's own checkers (`src/history/check.ts`, the run-time `checkHistory` /
- * `checkTrace`, had not landed when this was written). They are deliberately independent of the
- * engine: they read only the appended history and the controller's lifecycle trace
- * (`TurnTraceEntry`, src/history/trace.ts).
+ * SPEC §7 invariants, written for the model-based tests: a second, independent implementation next
+ * to the library's run-time `checkHistory` / `checkTrace` (src/history/check.ts). The harness runs
+ * both after every step; they read only the appended history and the controller's lifecycle trace
+ * (`TurnTraceEntry`, src/history/trace.ts). This one is stricter in one place: it also flags an
+ * earlier call's result recorded after a later unsafe call started (SPEC §6.4), which a trace
+ * cannot show at the start when the earlier call had no entry yet (an invalid call).
  */
 
 /** I1–I3 on a history (a list of messages, possibly several turns). */
@@ -82,10 +82,11 @@ export function traceViolations(trace: readonly TurnTraceEntry[], options: Trace
   const unsafeStarted = new Map<number, number[]>();
   let lastT = -Infinity;
 
+  let pos = 0;
   const v = (invariant: InvariantViolation['invariant'], e: TurnTraceEntry, message: string) =>
-    out.push({ invariant, message: `${message} (trace ${e.kind} a${e.attempt}${e.index !== undefined ? ` #${e.index}` : ''})` });
+    out.push({ invariant, at: pos, message: `${message} (trace ${e.kind} a${e.attempt}${e.index !== undefined ? ` #${e.index}` : ''})` });
 
-  for (let pos = 0; pos < trace.length; pos++) {
+  for (pos = 0; pos < trace.length; pos++) {
     const e = trace[pos]!;
     if (e.t < lastT) v('I4', e, 'trace time went backwards');
     lastT = e.t;
