@@ -172,15 +172,18 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
       }
       parts.push(c);
     });
+    let ended = false;
     req.on('end', () => {
+      ended = true;
       if (!failed) resolve(Buffer.concat(parts, size));
     });
-    req.on('error', (e) => {
-      if (!failed) {
-        failed = true;
-        reject(e);
-      }
-    });
+    const gone = (): void => {
+      if (failed || ended) return;
+      failed = true;
+      reject(new GatewayError(499, 'the client closed the connection before the request body was complete', 'api_error'));
+    };
+    req.on('error', gone);
+    req.on('close', gone);
   });
 }
 
@@ -381,6 +384,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       }
     };
     res.on('close', onClose);
+    if (req.socket.destroyed) onClose();
 
     let upRes: http.IncomingMessage;
     try {

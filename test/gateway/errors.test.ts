@@ -242,6 +242,26 @@ describe('connection management', () => {
     expect(r.logs.some((l) => l.msg === 'request' && l.outcome === 'client_disconnect')).toBe(true);
   });
 
+  test('a client that goes away in the middle of its request body is dropped quietly', async () => {
+    r = await rig({ script: () => turnScript({ text: ['y'] }) });
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${r!.gw.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '1000' }, agent: false });
+      req.on('error', () => resolve());
+      req.write('{"model": "m", "max_tokens": 5, "mess');
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 20);
+    });
+    await eventually(() => r!.logs.some((l) => l.msg === 'request' && l.status === 499), 2000, 'the 499 log line');
+    expect(r.up.requests).toHaveLength(0);
+    expect(r.gw.active()).toBe(0);
+    expect(r.logs.some((l) => l.msg === 'internal_error')).toBe(false);
+    // The gateway still serves.
+    const ok2 = await r.client.messages.create(ok);
+    expect(ok2.content).toEqual([{ type: 'text', text: 'y' }]);
+  });
+
   test('keep-alive pings while the backend is silent', async () => {
     const gate = new Gate();
     r = await rig({ script: [{ t: 0, data: chatChunk({ content: 'x' }) }, { t: 0, gate: true }, ...turnScript({ text: ['y'] })], gate }, { pingIntervalMs: 30 });
