@@ -1,5 +1,5 @@
 /** The family registry: names, aliases and constructors. */
-import { byteParser } from './bytes';
+import { DeepSeekParser } from './deepseek';
 import { DsmlParser } from './dsml';
 import { HarmonyParser } from './harmony';
 import { HermesParser } from './hermes';
@@ -22,6 +22,19 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['qwen', 'qwen2.5', 'qwen25', 'qwen3', 'qwq', 'hermes2', 'hermes3'],
     description: 'Hermes / Qwen2.5 / Qwen3: <tool_call>{"name","arguments"}</tool_call>; <think>',
     create: (o) => new HermesParser(o),
+  },
+  {
+    name: 'deepseek-v3',
+    aliases: ['deepseekv3', 'deepseek_v3', 'deepseek-r1'],
+    description:
+      'DeepSeek V3 / R1: <｜tool▁calls▁begin｜>…function<｜tool▁sep｜>NAME ```json …```<｜tool▁call▁end｜>; <think>',
+    create: (o) => new DeepSeekParser(o, 'v3'),
+  },
+  {
+    name: 'deepseek-v3.1',
+    aliases: ['deepseekv31', 'deepseek_v31', 'deepseek-v3-1'],
+    description: 'DeepSeek V3.1: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>; <think>',
+    create: (o) => new DeepSeekParser(o, 'v3.1'),
   },
   {
     name: 'deepseek-v4',

@@ -61,6 +61,15 @@ const std = (over: Partial<Shape> = {}): StreamEvent[] =>
   });
 
 const THINK = ['<think>', '</think>'];
+const DS = [
+  '<｜tool▁calls▁begin｜>',
+  '<｜tool▁call▁begin｜>',
+  '<｜tool▁sep｜>',
+  '<｜tool▁call▁end｜>',
+  '<｜tool▁calls▁end｜>',
+  '｜',
+  '▁',
+];
 
 export const CASES: FamilyCase[] = [
   {
@@ -72,6 +81,31 @@ export const CASES: FamilyCase[] = [
     expected: std(),
     closeAt: ['</tool_call>', '</tool_call>'],
     markers: [...THINK, '<tool_call', '</tool_call'],
+  },
+  {
+    title: 'deepseek-v3',
+    family: 'deepseek-v3',
+    stream:
+      `<think>${R}</think>${T1}<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n` +
+      '```json\n' +
+      ARGS0 +
+      '\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n' +
+      '```json\n' +
+      ARGS1 +
+      `\n\`\`\`<｜tool▁call▁end｜><｜tool▁calls▁end｜>${T2}`,
+    expected: std(),
+    closeAt: ['<｜tool▁call▁end｜>', '<｜tool▁call▁end｜>'],
+    markers: [...THINK, ...DS, '```'],
+  },
+  {
+    title: 'deepseek-v3.1',
+    family: 'deepseek-v3.1',
+    stream:
+      `<think>${R}</think>${T1}<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>${ARGS0}<｜tool▁call▁end｜>` +
+      `<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>${ARGS1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>${T2}`,
+    expected: std(),
+    closeAt: ['<｜tool▁call▁end｜>', '<｜tool▁call▁end｜>'],
+    markers: [...THINK, ...DS],
   },
   {
     title: 'deepseek-v4 (DSML)',

@@ -1,0 +1,179 @@
+/**
+ * DeepSeek V3 / R1 and V3.1 (`｜` is U+FF5C, `▁` is U+2581; each three bytes in UTF-8):
+ *
+ *   V3:   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather
+ *         ```json
+ *         {"city": "Tokyo"}
+ *         ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+ *   V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Tokyo"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+ *
+ * Reasoning: `<think>…</think>` (the V3.1 thinking template opens it in the prompt: use
+ * `startInReasoning`).
+ * - Identity when the name is read (V3: at the end of its line; V3.1: at `<｜tool▁sep｜>`);
+ *   the argument JSON streamed as fragments (V3: only the JSON value inside the ```json fence);
+ *   `call.complete` at `<｜tool▁call▁end｜>`.
+ * Look-alikes: the markers are special tokens, recognised anywhere (no code awareness). A bare
+ * `<｜tool▁call▁begin｜>` without the section opener is a call (recovered, as Dynamo does);
+ * stray closers and `<｜end▁of▁sentence｜>` are removed.
+ */
+import { BaseParser } from './core/base';
+import { CallSlot } from './core/emitter';
+import { JsonValueScanner } from './core/json';
+import { isWs, MarkerSet } from './core/markers';
+import type { ParserOptions } from './types';
+
+const SECTION_OPEN = '<｜tool▁calls▁begin｜>';
+const SECTION_CLOSE = '<｜tool▁calls▁end｜>';
+const CALL_OPEN = '<｜tool▁call▁begin｜>';
+const CALL_CLOSE = '<｜tool▁call▁end｜>';
+const SEP = '<｜tool▁sep｜>';
+const EOS = '<｜end▁of▁sentence｜>';
+
+const SECTION = 10;
+const HEAD = 11; // V3: call type before the separator; V3.1: the name
+const NAME_LINE = 12; // V3 only
+const ARGS = 13;
+
+const HEAD_CAP = 512;
+
+const sectionSet = new MarkerSet([CALL_OPEN, SECTION_CLOSE]);
+const headSet = new MarkerSet([SEP, CALL_CLOSE]);
+const nameLineSet = new MarkerSet(['\n', '```', CALL_CLOSE]);
+const argsSet = new MarkerSet([CALL_CLOSE]);
+
+export class DeepSeekParser extends BaseParser {
+  private inSection = false;
+  private call: CallSlot | null = null;
+  private scanner: JsonValueScanner | null = null;
+  private leading = true;
+  private readonly v31: boolean;
+
+  constructor(opts: ParserOptions = {}, variant: 'v3' | 'v3.1' = 'v3') {
+    super(
+      {
+        family: variant === 'v3' ? 'deepseek-v3' : 'deepseek-v3.1',
+        reasoning: { open: '<think>', close: '</think>' },
+        openers: [SECTION_OPEN, CALL_OPEN],
+        strip: [SECTION_CLOSE, CALL_CLOSE, SEP, EOS],
+        plainText: false,
+      },
+      opts,
+    );
+    this.v31 = variant === 'v3.1';
+  }
+
+  protected onTextMarker(m: string): void {
+    this.confirmMarkup();
+    this.inSection = m === SECTION_OPEN;
+    this.mode = m === SECTION_OPEN ? SECTION : HEAD;
+  }
+
+  protected override stepFamily(): boolean {
+    switch (this.mode) {
+      case SECTION: {
+        const m = this.streamUntil(sectionSet, () => {});
+        if (m === null) return false;
+        if (m === CALL_OPEN) {
+          this.mode = HEAD;
+          return true;
+        }
+        this.inSection = false;
+        this.afterMarkup();
+        return true;
+      }
+      case HEAD: {
+        const r = this.readUntil(headSet, HEAD_CAP);
+        if (r === null) return false;
+        this.call = new CallSlot(this.em);
+        if (r === undefined) {
+          this.warn('parser.malformed_call', 'no <｜tool▁sep｜> in the call header; skipped');
+          this.scanner = null;
+          this.mode = ARGS;
+          this.skip = true;
+          return true;
+        }
+        if (r.marker === CALL_CLOSE) {
+          this.warn('parser.malformed_call', 'call closed before <｜tool▁sep｜>');
+          return this.closeCall();
+        }
+        this.skip = false;
+        if (this.v31) return this.startArgs(r.content.trim());
+        this.mode = NAME_LINE;
+        return true;
+      }
+      case NAME_LINE: {
+        const r = this.readUntil(nameLineSet, HEAD_CAP);
+        if (r === null) return false;
+        if (r === undefined) {
+          this.warn('parser.malformed_call', 'call name line too long; skipped');
+          this.skip = true;
+          this.mode = ARGS;
+          return true;
+        }
+        if (r.marker === CALL_CLOSE) {
+          if (r.content.trim()) (this.call as CallSlot).identity(r.content.trim());
+          return this.closeCall();
+        }
+        return this.startArgs(r.content.trim());
+      }
+      case ARGS: {
+        const m = this.streamUntil(argsSet, this.skip ? () => {} : this.argSink, true);
+        if (m === null) return false;
+        return this.closeCall();
+      }
+    }
+    return false;
+  }
+
+  private skip = false;
+
+  /** V3.1: the raw text is the argument JSON. V3: only the JSON value inside the ```json fence. */
+  private readonly argSink = (s: string): void => {
+    const call = this.call as CallSlot;
+    if (this.v31) {
+      if (this.leading) {
+        let i = 0;
+        while (i < s.length && isWs(s.charCodeAt(i))) i++;
+        if (i === s.length) return;
+        this.leading = false;
+        s = s.slice(i);
+      }
+      call.fragment(s);
+      return;
+    }
+    const sc = this.scanner as JsonValueScanner;
+    if (sc.done) return;
+    let i = 0;
+    if (this.leading) {
+      // Drop the ```json fence opener: everything before the first { or [.
+      while (i < s.length && s[i] !== '{' && s[i] !== '[') i++;
+      if (i === s.length) return;
+      this.leading = false;
+    }
+    sc.feed(s, i, s.length, (t) => call.fragment(t));
+  };
+
+  private startArgs(name: string): boolean {
+    const call = this.call as CallSlot;
+    if (name) call.identity(name);
+    else this.warn('parser.malformed_call', 'call without a name');
+    this.scanner = new JsonValueScanner();
+    this.leading = true;
+    this.mode = ARGS;
+    return true;
+  }
+
+  private closeCall(): boolean {
+    this.call?.complete();
+    this.call = null;
+    this.scanner = null;
+    if (this.inSection) this.mode = SECTION;
+    else this.afterMarkup();
+    return true;
+  }
+
+  protected override finishFamily(): void {
+    if (this.mode === SECTION) this.warn('parser.unclosed_section', 'stream ended inside the call section');
+    else this.warn('parser.unclosed_call', 'stream ended inside a call; left without completion');
+  }
+}
