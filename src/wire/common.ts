@@ -54,6 +54,11 @@ export abstract class BaseAdapter implements Adapter {
 
   /** Append the events for one payload to `out`. */
   pushInto(payload: unknown, out: StreamEvent[]): void {
+    // Hot path: an object payload before end().
+    if (typeof payload === 'object' && payload !== null && !this.ended && !Array.isArray(payload)) {
+      this.onPayload(payload as Obj, out);
+      return;
+    }
     if (this.ended) {
       this.warnOnce(out, 'payload_after_end', 'payload pushed after end() ignored');
       return;

@@ -103,6 +103,24 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
     if (fast !== undefined) fast.pushInto(payload, cur);
     else for (const e of adapter.push(payload)) cur.push(e);
   };
+  const onData = (data: string, event: string | undefined): void => {
+    if (event === 'error' && !looksLikeJson(data)) {
+      onMessage({ data, event });
+      return;
+    }
+    if (data === '[DONE]') {
+      push('[DONE]');
+      return;
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(data);
+    } catch {
+      cur.push(warning('bad_json', `SSE data is not JSON (${data.length} chars); ignored`));
+      return;
+    }
+    push(payload);
+  };
   const onMessage = (m: SseMessage): void => {
     const data = m.data;
     if (m.event === 'error' && (m.dataless === true || !looksLikeJson(data))) {
@@ -135,6 +153,7 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
     lenientEof: options.lenientEof ?? false,
     onWarning: (code, message) => cur.push(warning(code, message)),
     onMessage,
+    onData,
   };
   if (options.maxEventChars !== undefined) decoderOptions.maxEventChars = options.maxEventChars;
   const decoder = new SseDecoder(decoderOptions);

@@ -60,6 +60,12 @@ export interface SseDecoderOptions {
    * (which are then always empty). Saves an array per chunk on the hot path.
    */
   onMessage?: (message: SseMessage) => void;
+  /**
+   * Hot-path variant of `onMessage` (used by the stream reader): ordinary messages (with data, no
+   * comments) arrive as `(data, event)` without a message object; the others still go to
+   * `onMessage`. Requires `onMessage`.
+   */
+  onData?: (data: string, event: string | undefined) => void;
 }
 
 export interface SseEndResult {
@@ -82,6 +88,7 @@ export class SseDecoder {
   private readonly lenientEof: boolean;
   private readonly onWarning?: (code: string, message: string) => void;
   private readonly onMessage?: (message: SseMessage) => void;
+  private readonly onData?: (data: string, event: string | undefined) => void;
 
   private textDecoder: TextDecoder | undefined;
   private started = false; // BOM check done
@@ -104,7 +111,6 @@ export class SseDecoder {
   /** The current event went over the cap: ignore its remaining lines, do not dispatch. */
   private dropping = false;
   private lastEventId = '';
-  private lastEventType = '';
 
   private out: SseMessage[] = [];
 
@@ -114,6 +120,7 @@ export class SseDecoder {
     this.lenientEof = options.lenientEof ?? false;
     this.onWarning = options.onWarning;
     this.onMessage = options.onMessage;
+    this.onData = options.onMessage !== undefined ? options.onData : undefined;
   }
 
   /** Decode one chunk; returns the messages it completed (possibly none). */
@@ -177,9 +184,23 @@ export class SseDecoder {
       this.skipLeadingLF = false;
       if (pos < len && text.charCodeAt(pos) === LF) pos++;
     }
+    let nextCR = text.indexOf('\r', pos);
+    if (nextCR === -1 && this.partial.length === 0 && !this.discardingLine) {
+      // Fast path: LF-only chunk, no unfinished line.
+      let lf = text.indexOf('\n', pos);
+      while (lf !== -1) {
+        if (lf === pos) {
+          this.dispatch();
+          this.resetEvent();
+        } else this.line(text, pos, lf);
+        pos = lf + 1;
+        lf = text.indexOf('\n', pos);
+      }
+      if (pos < len) this.keepPartial(text, pos, len);
+      return;
+    }
     // Positions of the next LF / CR at or after `pos` (-1: none left in this chunk).
     let nextLF = text.indexOf('\n', pos);
-    let nextCR = text.indexOf('\r', pos);
     while (pos < len) {
       let eol: number;
       if (nextCR === -1) eol = nextLF;
@@ -249,8 +270,53 @@ export class SseDecoder {
       return;
     }
     const first = text.charCodeAt(start);
-    if (first === COLON) {
+    // Fast paths for "data:" and "event:" (charCodeAt at `end` is the line terminator or NaN, so
+    // these checks never match across the end of the line).
+    if (
+      first === 100 &&
+      text.charCodeAt(start + 4) === COLON &&
+      text.charCodeAt(start + 1) === 97 &&
+      text.charCodeAt(start + 2) === 116 &&
+      text.charCodeAt(start + 3) === 97
+    ) {
       if (this.dropping) return;
+      let v = start + 5;
+      if (v < end && text.charCodeAt(v) === SPACE) v++;
+      this.eventChars += end - v;
+      if (this.eventChars > this.maxEventChars) {
+        this.overCap();
+        return;
+      }
+      const value = text.slice(v, end);
+      if (this.hasData) this.data = this.data + '\n' + value;
+      else {
+        this.data = value;
+        this.hasData = true;
+        this.hasFields = true;
+      }
+      return;
+    }
+    if (
+      first === 101 &&
+      text.charCodeAt(start + 5) === COLON &&
+      text.charCodeAt(start + 1) === 118 &&
+      text.charCodeAt(start + 2) === 101 &&
+      text.charCodeAt(start + 3) === 110 &&
+      text.charCodeAt(start + 4) === 116
+    ) {
+      if (this.dropping) return;
+      let v = start + 6;
+      if (v < end && text.charCodeAt(v) === SPACE) v++;
+      this.eventChars += end - v;
+      if (this.eventChars > this.maxEventChars) {
+        this.overCap();
+        return;
+      }
+      this.eventType = text.slice(v, end);
+      this.hasFields = true;
+      return;
+    }
+    if (first === COLON) {
       let c = start + 1;
       if (c < end && text.charCodeAt(c) === SPACE) c++;
       (this.comments ??= []).push(text.slice(c, end));
@@ -268,18 +334,15 @@ export class SseDecoder {
       this.overCap();
       return;
     }
-    if (nameLen === 4 && text.startsWith('data', start)) {
+    if (nameLen === 4 && isField(text, start, 'data')) {
       const value = text.slice(vStart, end);
       this.data = this.hasData ? this.data + '\n' + value : value;
       this.hasData = true;
       this.hasFields = true;
-    } else if (nameLen === 5 && text.startsWith('event', start)) {
-      // Event names repeat (content_block_delta, …): reuse the previous string when it matches.
-      const prev = this.lastEventType;
-      if (prev.length === end - vStart && text.startsWith(prev, vStart)) this.eventType = prev;
-      else this.eventType = this.lastEventType = text.slice(vStart, end);
+    } else if (nameLen === 5 && isField(text, start, 'event')) {
+      this.eventType = text.slice(vStart, end);
       this.hasFields = true;
-    } else if (nameLen === 2 && text.startsWith('id', start)) {
+    } else if (nameLen === 2 && isField(text, start, 'id')) {
       const value = text.slice(vStart, end);
       if (value.indexOf('\u0000') === -1) this.lastEventId = value;
       this.hasFields = true;
@@ -290,9 +353,17 @@ export class SseDecoder {
   private dispatch(): void {
     if (this.dropping) return;
     if (!this.hasData && !(this.dispatchDataless && this.eventType !== undefined)) return;
-    const msg: SseMessage = { data: this.data };
-    if (this.eventType !== undefined && this.eventType !== '') msg.event = this.eventType;
-    if (this.lastEventId !== '') msg.id = this.lastEventId;
+    const fast = this.onData;
+    if (fast !== undefined && this.hasData && this.comments === undefined) {
+      fast(this.data, this.eventType === '' ? undefined : this.eventType);
+      return;
+    }
+    // One object shape for every message (optional members are undefined when absent).
+    const msg: SseMessage = {
+      data: this.data,
+      event: this.eventType === '' ? undefined : this.eventType,
+      id: this.lastEventId === '' ? undefined : this.lastEventId,
+    };
     if (this.comments !== undefined) msg.comments = this.comments;
     if (!this.hasData) msg.dataless = true;
     if (this.onMessage !== undefined) this.onMessage(msg);
@@ -312,3 +383,9 @@ export class SseDecoder {
 
 /** Returned by `feed`/`end` in callback mode (frozen: never push into it). */
 const NONE: SseMessage[] = Object.freeze([]) as unknown as SseMessage[];
+
+/** text[start, start + name.length) === name (String#startsWith with a position is slow in V8). */
+function isField(text: string, start: number, name: string): boolean {
+  for (let i = 0; i < name.length; i++) if (text.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
+  return true;
+}

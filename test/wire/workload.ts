@@ -35,6 +35,11 @@ export function deltas(s: string): string[] {
   return out;
 }
 
+/** A flat (sequential) string, as a TextDecoder produces: template concatenation makes ropes. */
+function flat(s: string): string {
+  return Buffer.from(s, 'utf8').toString('utf8');
+}
+
 export function anthropicSse(args: string): string[] {
   const chunks: string[] = [];
   const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -76,7 +81,7 @@ export function anthropicSse(args: string): string[] {
     }),
   );
   chunks.push(ev('message_stop', { type: 'message_stop' }));
-  return chunks;
+  return chunks.map(flat);
 }
 
 export function chatSse(args: string): string[] {
@@ -107,7 +112,7 @@ export function chatSse(args: string): string[] {
   chunks.push(ev([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]));
   chunks.push(ev([], { usage: { prompt_tokens: 10, completion_tokens: 100, total_tokens: 110 } }));
   chunks.push('data: [DONE]\n\n');
-  return chunks;
+  return chunks.map(flat);
 }
 
 /** The SPEC §9 baseline: eventsource-parser + JSON.parse per event + concat + one final parse. */
@@ -145,7 +150,7 @@ export function sluiceConsumer(format: WireFormat, chunks: readonly string[]): u
   return JSON.parse(buf);
 }
 
-/** Median wall time (ms) of each function, measured interleaved in one process. */
+/** Median CPU time (ms) of each function, measured interleaved in one process. */
 export function compare(
   fns: Record<string, () => unknown>,
   reps: number,
@@ -158,9 +163,11 @@ export function compare(
   for (let r = 0; r < reps; r++) {
     const order = r % 2 === 0 ? names : [...names].reverse();
     for (const n of order) {
-      const t = process.hrtime.bigint();
+      // CPU time of this process (user + system): less disturbed by other processes than wall time.
+      const t = process.cpuUsage();
       fns[n]();
-      times[n].push(Number(process.hrtime.bigint() - t) / 1e6);
+      const d = process.cpuUsage(t);
+      times[n].push((d.user + d.system) / 1000);
     }
   }
   const med: Record<string, number> = {};
