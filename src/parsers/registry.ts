@@ -1,4 +1,5 @@
 /** The family registry: names, aliases and constructors. */
+import { byteParser } from './bytes';
 import { DeepSeekParser } from './deepseek';
 import { DsmlParser } from './dsml';
 import { HarmonyParser } from './harmony';
