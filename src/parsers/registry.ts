@@ -4,6 +4,7 @@ import { DeepSeekParser } from './deepseek';
 import { DsmlParser } from './dsml';
 import { HarmonyParser } from './harmony';
 import { HermesParser } from './hermes';
+import { KimiParser } from './kimi';
 import { NemotronParser } from './nemotron';
 import type { ByteParser, FamilyParser, ParserOptions } from './types';
 
@@ -43,6 +44,13 @@ const FAMILIES: FamilyEntry[] = [
     description:
       'DeepSeek V4 / V3.2 DSML: <｜DSML｜tool_calls><｜DSML｜invoke name=…><｜DSML｜parameter …>; <think>',
     create: (o) => new DsmlParser(o),
+  },
+  {
+    name: 'kimi-k2',
+    aliases: ['kimik2', 'kimi_k2', 'kimi'],
+    description:
+      'Kimi K2: <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>; <think>',
+    create: (o) => new KimiParser(o),
   },
   {
     name: 'gpt-oss',

@@ -137,6 +137,21 @@ export const CASES: FamilyCase[] = [
     markers: [...THINK, '｜', 'DSML'],
   },
   {
+    title: 'kimi-k2',
+    family: 'kimi-k2',
+    stream:
+      `<think>${R}</think>${T1}<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>${ARGS0}<|tool_call_end|>` +
+      `<|tool_call_begin|>functions.get_weather:1<|tool_call_argument_begin|>${ARGS1}<|tool_call_end|><|tool_calls_section_end|>${T2}`,
+    expected: std({
+      calls: [
+        { id: 'functions.read_file:0', name: 'read_file', args: ARGS0 },
+        { id: 'functions.get_weather:1', name: 'get_weather', args: ARGS1 },
+      ],
+    }),
+    closeAt: ['<|tool_call_end|>', '<|tool_call_end|>'],
+    markers: [...THINK, '<|', '|>'],
+  },
+  {
     title: 'gpt-oss (harmony)',
     family: 'gpt-oss',
     stream:
