@@ -2,6 +2,7 @@
 import { byteParser } from './bytes';
 import { DeepSeekParser } from './deepseek';
 import { DsmlParser } from './dsml';
+import { GlmParser } from './glm';
 import { HarmonyParser } from './harmony';
 import { HermesParser } from './hermes';
 import { KimiParser } from './kimi';
@@ -51,6 +52,12 @@ const FAMILIES: FamilyEntry[] = [
     description:
       'Kimi K2: <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>; <think>',
     create: (o) => new KimiParser(o),
+  },
+  {
+    name: 'glm45',
+    aliases: ['glm', 'glm4.5', 'glm-4.5', 'glm4.6', 'glm4.7', 'glm47', 'glm4-moe', 'glm4_moe'],
+    description: 'GLM 4.5+: <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>; <think>',
+    create: (o) => new GlmParser(o),
   },
   {
     name: 'gpt-oss',

@@ -152,6 +152,28 @@ export const CASES: FamilyCase[] = [
     markers: [...THINK, '<|', '|>'],
   },
   {
+    title: 'glm45',
+    family: 'glm45',
+    stream:
+      `<think>${R}</think>${T1}<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>docs/日本語.md</arg_value>\n` +
+      `<arg_key>note</arg_key>\n<arg_value>${NOTE}</arg_value>\n</tool_call>\n<tool_call>get_weather\n` +
+      `<arg_key>city</arg_key>\n<arg_value>Tokyo</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>${T2}`,
+    expected: std(),
+    closeAt: ['</tool_call>', '</tool_call>'],
+    markers: [...THINK, '<tool_call', '</tool_call', '<arg_', '</arg_'],
+  },
+  {
+    title: 'glm47 (no newlines)',
+    family: 'glm47',
+    stream:
+      `<think>${R}</think>${T1}<tool_call>read_file<arg_key>path</arg_key><arg_value>docs/日本語.md</arg_value>` +
+      `<arg_key>note</arg_key><arg_value>${NOTE}</arg_value></tool_call><tool_call>get_weather` +
+      `<arg_key>city</arg_key><arg_value>Tokyo</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>${T2}`,
+    expected: std(),
+    closeAt: ['</tool_call>', '</tool_call>'],
+    markers: [...THINK, '<tool_call', '</tool_call', '<arg_', '</arg_'],
+  },
+  {
     title: 'gpt-oss (harmony)',
     family: 'gpt-oss',
     stream:
