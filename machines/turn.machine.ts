@@ -67,6 +67,12 @@ export interface CallView {
   started?: boolean;
   /** A settle/interrupt was sent; waiting for the child to report `resulted`. */
   settling?: boolean;
+  /**
+   * The child actor was stopped because it has nothing left to do (resulted, discarded, or
+   * released/invalid on the gateway). Finished children are stopped at once so the set of live
+   * children stays small: XState copies the children map on every spawn and stop.
+   */
+  retired?: boolean;
 }
 
 export type TurnOutcome = 'done' | 'failed' | 'aborted' | 'dropped';
@@ -169,6 +175,7 @@ export const turnMachine = setup({
       event.type === 'call.status' && event.attempt === context.attempt && context.calls[event.index] !== undefined,
     allSettled: ({ context }) => allSettled(context),
     allSettledAfterAbort: ({ context }) =>
+      context.settings.mode === 'gateway' ||
       context.calls.every((v) => !v || v.suppressed || !v.inMessage || v.phase === 'resulted'),
     dropOnAbort: ({ context, event }) =>
       event.type === 'turn.abort' && (event.mode ?? context.settings.onAbort) === 'drop',
@@ -202,7 +209,7 @@ export const turnMachine = setup({
     recordError: assign(({ event }) => (event.type === 'stream.error' ? { error: event.error } : {})),
     endStream: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ streamEnded: true });
-      for (const v of context.calls) if (v) enqueue.sendTo(v.ref, { type: 'stream.end' });
+      for (const v of context.calls) if (v && !v.retired) enqueue.sendTo(v.ref, { type: 'stream.end' });
     }),
     recordStatus: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'call.status') return;
@@ -242,6 +249,14 @@ export const turnMachine = setup({
       } else if (event.phase === 'invalid') {
         enqueue.emit({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
       }
+      const finished =
+        event.phase === 'resulted' ||
+        event.phase === 'discarded' ||
+        (event.phase === 'invalid' && context.settings.mode === 'gateway');
+      if (finished && !v.retired) {
+        v.retired = true;
+        enqueue.stopChild(v.ref);
+      }
     }),
     pump: enqueueActions(({ context, enqueue }) => {
       if (context.closing) return;
@@ -254,6 +269,11 @@ export const turnMachine = setup({
         v.inMessage = true;
         enqueue.sendTo(v.ref, { type: 'call.release' });
         enqueue.emit({ type: 'call.released', index: i, attempt: context.attempt });
+        if (s.mode === 'gateway') {
+          // Released is the end of a call's life on the gateway.
+          v.retired = true;
+          enqueue.stopChild(v.ref);
+        }
         if (s.mode === 'execute' && v.problem) {
           v.settling = true;
           enqueue.sendTo(v.ref, { type: 'call.settle', result: v.problem });
@@ -263,6 +283,8 @@ export const turnMachine = setup({
         const v = calls[i]!;
         v.suppressed = true;
         enqueue.sendTo(v.ref, { type: 'call.discard' });
+        v.retired = true;
+        enqueue.stopChild(v.ref);
         enqueue.emit({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
       }
       enqueue.assign({ releaseFrontier: rel.frontier, released: context.released + rel.release.length });
@@ -326,8 +348,10 @@ export const turnMachine = setup({
     discardAttempt: enqueueActions(({ context, enqueue }) => {
       for (const v of context.calls) {
         if (!v) continue;
-        enqueue.sendTo(v.ref, { type: 'call.discard' });
         v.phase = 'discarded';
+        if (v.retired) continue;
+        v.retired = true;
+        enqueue.sendTo(v.ref, { type: 'call.discard' });
         enqueue.stopChild(v.ref);
       }
     }),
@@ -352,8 +376,9 @@ export const turnMachine = setup({
     /** onAbort 'commit': released calls keep their place with their real or an "interrupted" result. */
     commitOnAbort: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ closing: true });
+      if (context.settings.mode === 'gateway') return; // nothing to answer on the gateway
       for (const v of context.calls) {
-        if (!v) continue;
+        if (!v || v.retired) continue;
         if ((v.phase === 'released' || v.phase === 'running') && v.inMessage) {
           enqueue.sendTo(v.ref, { type: 'call.interrupt' });
         } else if (v.phase === 'invalid' && v.inMessage) {
