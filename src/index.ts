@@ -28,3 +28,6 @@ export { replayTrace } from './trace/replay';
 export { convertTrace } from './trace/convert';
 export { toolCallMachine } from '../machines/toolCall.machine';
 export { turnMachine } from '../machines/turn.machine';
+export { startGateway } from './gateway/server';
+export type { GatewayOptions, Gateway } from './gateway/server';
+export { startScriptedUpstream, Gate } from './gateway/scripted';
