@@ -7,6 +7,7 @@ import { HarmonyParser } from './harmony';
 import { HermesParser } from './hermes';
 import { KimiParser } from './kimi';
 import { NemotronParser } from './nemotron';
+import { Qwen3CoderParser } from './qwen3coder';
 import type { ByteParser, FamilyParser, ParserOptions } from './types';
 
 export interface FamilyInfo {
@@ -25,6 +26,13 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['qwen', 'qwen2.5', 'qwen25', 'qwen3', 'qwq', 'hermes2', 'hermes3'],
     description: 'Hermes / Qwen2.5 / Qwen3: <tool_call>{"name","arguments"}</tool_call>; <think>',
     create: (o) => new HermesParser(o),
+  },
+  {
+    name: 'qwen3-coder',
+    aliases: ['qwen3coder', 'qwen3_coder', 'qwen3-xml', 'qwen3xml'],
+    description:
+      'Qwen3-Coder XML: <tool_call><function=NAME><parameter=K>V</parameter></function></tool_call>; <think>',
+    create: (o) => new Qwen3CoderParser(o),
   },
   {
     name: 'deepseek-v3',

@@ -83,6 +83,17 @@ export const CASES: FamilyCase[] = [
     markers: [...THINK, '<tool_call', '</tool_call'],
   },
   {
+    title: 'qwen3-coder',
+    family: 'qwen3-coder',
+    stream:
+      `<think>${R}</think>${T1}<tool_call>\n<function=read_file>\n<parameter=path>\ndocs/日本語.md\n</parameter>\n` +
+      `<parameter=note>\n${NOTE}\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n` +
+      `<parameter=city>\nTokyo\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>${T2}`,
+    expected: std(),
+    closeAt: ['</function>', '</function>'],
+    markers: [...THINK, '<tool_call', '</tool_call', '<function', '</function', '<parameter', '</parameter'],
+  },
+  {
     title: 'deepseek-v3',
     family: 'deepseek-v3',
     stream:
