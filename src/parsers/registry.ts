@@ -6,6 +6,7 @@ import { GlmParser } from './glm';
 import { HarmonyParser } from './harmony';
 import { HermesParser } from './hermes';
 import { KimiParser } from './kimi';
+import { MistralParser } from './mistral';
 import { NemotronParser } from './nemotron';
 import { Qwen3CoderParser } from './qwen3coder';
 import type { ByteParser, FamilyParser, ParserOptions } from './types';
@@ -79,6 +80,12 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['nemotron-deci', 'nemotron_deci', 'llama-nemotron'],
     description: 'Nemotron: <TOOLCALL>[{"name","arguments"},…]</TOOLCALL>; <think>',
     create: (o) => new NemotronParser(o),
+  },
+  {
+    name: 'mistral',
+    aliases: ['magistral', 'devstral'],
+    description: 'Mistral: [TOOL_CALLS][{…}] / [TOOL_CALLS]NAME{json} / NAME[ARGS]{json}; [THINK]',
+    create: (o) => new MistralParser(o),
   },
 ];
 

@@ -206,6 +206,37 @@ export const CASES: FamilyCase[] = [
     closeAt: ['🚀"}}', '"days":3}}'],
     markers: [...THINK, '<TOOLCALL', '</TOOLCALL'],
   },
+  {
+    title: 'mistral ([ARGS], [CALL_ID])',
+    family: 'mistral',
+    stream: `[THINK]${R}[/THINK]${T1}[TOOL_CALLS]read_file[ARGS]${ARGS0}[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]${ARGS1}${T2}`,
+    expected: std({
+      calls: [
+        { name: 'read_file', args: ARGS0 },
+        { id: 'a1B2c3D4e', name: 'get_weather', args: ARGS1 },
+      ],
+    }),
+    closeAt: [ARGS0, ARGS1],
+    markers: ['[THINK]', '[/THINK]', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]'],
+  },
+  {
+    title: 'mistral (v11 name{json})',
+    family: 'mistral',
+    stream: `[THINK]${R}[/THINK]${T1}[TOOL_CALLS]read_file${ARGS0}[TOOL_CALLS]get_weather${ARGS1}${T2}`,
+    expected: std(),
+    closeAt: [ARGS0, ARGS1],
+    markers: ['[THINK]', '[/THINK]', '[TOOL_CALLS]'],
+  },
+  {
+    title: 'mistral (JSON array)',
+    family: 'mistral',
+    stream:
+      `[THINK]${R}[/THINK]${T1}[TOOL_CALLS] [{"name": "read_file", "arguments": ${ARGS0}}, ` +
+      `{"name": "get_weather", "arguments": ${ARGS1}, "id": "a1B2c3D4e"}]${T2}`,
+    expected: std(),
+    closeAt: ['🚀"}}', '"a1B2c3D4e"}'],
+    markers: ['[THINK]', '[/THINK]', '[TOOL_CALLS]'],
+  },
 ];
 
 /** UTF-16 end offsets of each call's closing substring, searched in order. */
