@@ -25,7 +25,7 @@
  * - `{t, reset: true}` — destroy the socket (the client sees a connection reset).
  * - `{t, hang: true}` — stop sending and keep the connection open until the client goes away.
  * - `{t, raw: "…"}` — write these characters as they are (framing tests).
- * - `{t, attempt: N}` — trace attempt marker: ignored here (see `parseTrace` to split attempts).
+ * - `{t, attempt: N}` — trace attempt marker: ignored here (see `scriptFromTrace` to split attempts).
  * A script may also be `{status, body?, headers?, lines?, delayMs?}`: a non-200 answer (JSON
  * body) or a delayed / custom-header stream. `hangBeforeHeaders: true` never answers.
  *
@@ -35,6 +35,7 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { Trace } from '../trace/trace';
 
 // ------------------------------------------------------------------ gates
 
@@ -451,51 +452,16 @@ export function turnScript(opts: {
 }
 
 /**
- * Split a SPEC §8 `.trace.jsonl` text into its header and per-attempt script lines (each attempt's
- * `t` restarts at 0 at its `{attempt}` marker, so attempt N can be served as the Nth request).
- * Bad lines are skipped and counted (never quoted).
+ * Script lines for each attempt of a parsed trace (src/trace/trace.ts `parseTrace`), so attempt
+ * N can be served as the Nth request: each attempt's times restart at 0 at its marker.
  */
-export function parseTrace(text: string): {
-  header?: { format?: string; tools?: unknown[] };
-  attempts: ScriptLine[][];
-  badLines: number;
-} {
-  const attempts: ScriptLine[][] = [[]];
-  let header: { format?: string; tools?: unknown[] } | undefined;
-  let badLines = 0;
-  let offset = 0;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line.length === 0) continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch {
-      badLines++;
-      continue;
-    }
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-      badLines++;
-      continue;
-    }
-    const o = v as Record<string, unknown>;
-    if (o.sluice === 'trace') {
-      header = {};
-      if (typeof o.format === 'string') header.format = o.format;
-      if (Array.isArray(o.tools)) header.tools = o.tools;
-      continue;
-    }
-    if (typeof o.t !== 'number') {
-      badLines++;
-      continue;
-    }
-    if (typeof o.attempt === 'number') {
-      // Each attempt is served as its own request: its times restart at the marker.
-      if (attempts[attempts.length - 1]!.length > 0 || attempts.length > 1) attempts.push([]);
-      offset = o.t;
-      continue;
-    }
-    attempts[attempts.length - 1]!.push({ ...o, t: Math.max(0, o.t - offset) } as ScriptLine);
-  }
-  return header ? { header, attempts, badLines } : { attempts, badLines };
+export function scriptFromTrace(trace: Trace): ScriptLine[][] {
+  return trace.attempts.map((a) =>
+    a.lines.map((l): ScriptLine => {
+      const t = Math.max(0, l.t - a.startMs);
+      if (l.kind === 'data') return { t, data: l.data };
+      if (l.kind === 'error') return { t, error: { ...l.error } };
+      return { t, end: true };
+    }),
+  );
 }
