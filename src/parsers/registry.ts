@@ -6,6 +6,7 @@ import { GlmParser } from './glm';
 import { HarmonyParser } from './harmony';
 import { HermesParser } from './hermes';
 import { KimiParser } from './kimi';
+import { LlamaParser } from './llama';
 import { MistralParser } from './mistral';
 import { NemotronParser } from './nemotron';
 import { Qwen3CoderParser } from './qwen3coder';
@@ -86,6 +87,13 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['magistral', 'devstral'],
     description: 'Mistral: [TOOL_CALLS][{…}] / [TOOL_CALLS]NAME{json} / NAME[ARGS]{json}; [THINK]',
     create: (o) => new MistralParser(o),
+  },
+  {
+    name: 'llama3',
+    aliases: ['llama', 'llama3-json', 'llama3_json', 'llama3.1', 'llama3.2', 'llama3.3'],
+    description:
+      'Llama 3.x JSON: <|python_tag|>{"name","parameters"} or a leading JSON object; ";" between calls',
+    create: (o) => new LlamaParser(o),
   },
 ];
 

@@ -237,6 +237,24 @@ export const CASES: FamilyCase[] = [
     closeAt: ['🚀"}}', '"a1B2c3D4e"}'],
     markers: ['[THINK]', '[/THINK]', '[TOOL_CALLS]'],
   },
+  {
+    title: 'llama3 (python_tag)',
+    family: 'llama3',
+    stream:
+      `${T1}<|python_tag|>{"name": "read_file", "parameters": ${ARGS0}}; ` +
+      `{"name": "get_weather", "parameters": ${ARGS1}}<|eom_id|>${T2}`,
+    expected: std({ thinking: undefined }),
+    closeAt: ['🚀"}}', '"days":3}}'],
+    markers: ['<|python_tag|>', '<|eom_id|>', '"parameters"'],
+  },
+  {
+    title: 'llama3 (JSON at the start of the output)',
+    family: 'llama3',
+    stream: ` {"type": "function", "name": "read_file", "parameters": ${ARGS0}};{"name": "get_weather", "parameters": ${ARGS1}}${T2}`,
+    expected: std({ thinking: undefined, text1: undefined }),
+    closeAt: ['🚀"}}', '"days":3}}'],
+    markers: ['"parameters"', '"name"'],
+  },
 ];
 
 /** UTF-16 end offsets of each call's closing substring, searched in order. */

@@ -1,0 +1,163 @@
+/**
+ * Llama 3.1 / 3.2 / 3.3 JSON tool calling (vLLM `llama3_json`):
+ *
+ *   <|python_tag|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|eom_id|>
+ *   {"name": "get_weather", "parameters": {"city": "Tokyo"}}; {"name": "f", "parameters": {}}
+ *
+ * A call is a `{"name", "parameters"}` object ("arguments" is accepted too) after
+ * `<|python_tag|>`, or at the very start of the output; several calls are separated by `;`.
+ * - Identity when "name" closes, the "parameters" value streamed as fragments, `call.complete`
+ *   at the `}` closing the object (Llama has no closing marker; `<|eom_id|>`/`<|eot_id|>` are
+ *   removed).
+ * Look-alikes: a JSON object at the start of the output is a call only when its first key is
+ *   "name" or "type" (an answer like `{"result": 1}` stays text); a `{` anywhere later in prose is
+ *   text. `<|python_tag|>` followed by something other than a JSON object (built-in tool code such
+ *   as `brave_search.call(query="…")`) is text without the tag. No code awareness: the start-of-
+ *   output rule and the special token make it unnecessary.
+ */
+import { BaseParser, TEXT } from './core/base';
+import { CallSlot } from './core/emitter';
+import { H_DONE, H_FAIL, JsonEnvelope } from './core/json';
+import type { ParserOptions } from './types';
+
+const TAG = '<|python_tag|>';
+const START = 10;
+const ENVELOPE = 11;
+const AFTER = 12;
+const TAG_PRE = 13;
+
+const WS_CAP = 64;
+const TENTATIVE_CAP = 256;
+const FIRST_KEYS = new Set(['name', 'type']);
+
+export class LlamaParser extends BaseParser {
+  private lit = '';
+  private call: CallSlot | null = null;
+  private env: JsonEnvelope | null = null;
+  /** Text of a start-of-output object consumed before its first key confirmed it as a call. */
+  private tentative: string | null = null;
+
+  constructor(opts: ParserOptions = {}) {
+    super({ family: 'llama3', openers: [TAG], strip: ['<|eom_id|>', '<|eot_id|>'], plainText: false }, opts);
+    this.mode = START;
+  }
+
+  protected onTextMarker(_m: string): void {
+    this.confirmMarkup();
+    this.mode = TAG_PRE;
+  }
+
+  protected override stepFamily(): boolean {
+    switch (this.mode) {
+      case START: {
+        this.lit += this.skipWs();
+        if (this.atEnd) {
+          if (this.lit.length > WS_CAP) return this.toText();
+          return false;
+        }
+        if (this.buf.charCodeAt(this.pos) !== 123 /* { */) return this.toText();
+        this.newEnvelope(true);
+        return true;
+      }
+      case TAG_PRE: {
+        this.skipWs();
+        if (this.atEnd) return false;
+        if (this.buf.charCodeAt(this.pos) !== 123) {
+          this.warn('parser.not_json', '<|python_tag|> not followed by a JSON call; kept as text');
+          this.mode = TEXT;
+          return true;
+        }
+        this.newEnvelope(false);
+        return true;
+      }
+      case ENVELOPE: {
+        const env = this.env as JsonEnvelope;
+        const from = this.pos;
+        this.pos = env.feed(this.buf, this.pos, this.buf.length);
+        if (this.tentative !== null) {
+          this.tentative += this.buf.slice(from, this.pos);
+          if (this.tentative !== null && this.tentative.length > TENTATIVE_CAP) return this.rejectTentative();
+        }
+        if (env.halt === H_DONE) {
+          this.tentative = null;
+          this.call?.complete();
+          this.call = null;
+          this.env = null;
+          this.mode = AFTER;
+          return true;
+        }
+        if (env.halt === H_FAIL) {
+          if (this.tentative !== null) return this.rejectTentative();
+          this.warn('parser.malformed_call', 'call object is not valid JSON; the text resumes');
+          this.call = null;
+          this.env = null;
+          this.afterMarkup();
+          return true;
+        }
+        return false;
+      }
+      case AFTER: {
+        const ws = this.skipWs();
+        if (this.atEnd) {
+          this.pos -= ws.length;
+          return false;
+        }
+        if (this.buf.charCodeAt(this.pos) === 59 /* ; */) {
+          this.pos++;
+          this.mode = TAG_PRE;
+          return true;
+        }
+        this.pos -= ws.length;
+        this.afterMarkup();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private newEnvelope(tentative: boolean): void {
+    const call = new CallSlot(this.em);
+    this.call = call;
+    this.tentative = tentative ? '' : null;
+    this.env = new JsonEnvelope({
+      name: (n) => call.identity(n),
+      args: (s) => call.fragment(s),
+      firstKey: (k) => {
+        if (this.tentative === null) return true;
+        if (!FIRST_KEYS.has(k)) return false;
+        this.tentative = null;
+        this.lit = '';
+        this.confirmMarkup();
+        return true;
+      },
+    });
+    this.mode = ENVELOPE;
+  }
+
+  private rejectTentative(): boolean {
+    this.emitText(this.lit + (this.tentative ?? ''));
+    this.lit = '';
+    this.tentative = null;
+    this.call = null;
+    this.env = null;
+    this.mode = TEXT;
+    return true;
+  }
+
+  private toText(): boolean {
+    this.emitText(this.lit);
+    this.lit = '';
+    this.mode = TEXT;
+    return true;
+  }
+
+  protected override finishFamily(): void {
+    if (this.mode === START) {
+      // Only whitespace was written: nothing worth a text block.
+    } else if (this.mode === ENVELOPE) {
+      if (this.tentative !== null) this.emitText(this.lit + this.tentative);
+      else this.warn('parser.unclosed_call', 'stream ended inside a call object; left without completion');
+    }
+    this.lit = '';
+  }
+}
