@@ -2,6 +2,7 @@
 import { byteParser } from './bytes';
 import { DeepSeekParser } from './deepseek';
 import { DsmlParser } from './dsml';
+import { GemmaParser } from './gemma';
 import { GlmParser } from './glm';
 import { HarmonyParser } from './harmony';
 import { HermesParser } from './hermes';
@@ -94,6 +95,18 @@ const FAMILIES: FamilyEntry[] = [
     description:
       'Llama 3.x JSON: <|python_tag|>{"name","parameters"} or a leading JSON object; ";" between calls',
     create: (o) => new LlamaParser(o),
+  },
+  {
+    name: 'gemma4',
+    aliases: ['gemma', 'gemma-4'],
+    description: 'Gemma 4: <|tool_call>call:NAME{k:<|"|>v<|"|>}<tool_call|>; <|channel>thought…<channel|>',
+    create: (o) => new GemmaParser(o, 'gemma4'),
+  },
+  {
+    name: 'functiongemma',
+    aliases: ['function-gemma', 'function_gemma'],
+    description: 'FunctionGemma: <start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>',
+    create: (o) => new GemmaParser(o, 'functiongemma'),
   },
 ];
 

@@ -255,6 +255,26 @@ export const CASES: FamilyCase[] = [
     closeAt: ['🚀"}}', '"days":3}}'],
     markers: ['"parameters"', '"name"'],
   },
+  {
+    title: 'gemma4',
+    family: 'gemma4',
+    stream:
+      `<|channel>thought\n${R}<channel|>${T1}<|tool_call>call:read_file{path:<|"|>docs/日本語.md<|"|>,note:<|"|>${NOTE}<|"|>}<tool_call|>` +
+      `<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>${T2}`,
+    expected: std(),
+    closeAt: ['<tool_call|>', '<tool_call|>'],
+    markers: ['<|channel>', '<channel|>', 'thought\n', '<|tool_call>', '<tool_call|>', '<|"|>', 'call:'],
+  },
+  {
+    title: 'functiongemma',
+    family: 'functiongemma',
+    stream:
+      `${T1}<start_function_call>call:read_file{path:<escape>docs/日本語.md<escape>,note:<escape>${NOTE}<escape>}<end_function_call>` +
+      `<start_function_call>call:get_weather{city:<escape>Tokyo<escape>,days:3}<end_function_call>${T2}`,
+    expected: std({ thinking: undefined }),
+    closeAt: ['<end_function_call>', '<end_function_call>'],
+    markers: ['<start_function_call>', '<end_function_call>', '<escape>', 'call:'],
+  },
 ];
 
 /** UTF-16 end offsets of each call's closing substring, searched in order. */

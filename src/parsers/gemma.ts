@@ -1,0 +1,365 @@
+/**
+ * Gemma function-call syntax: Gemma 4 and FunctionGemma write the same call grammar with
+ * different tokens.
+ *
+ *   gemma4:        <|channel>thought\nreasoning<channel|>text<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>
+ *   functiongemma: <start_function_call>call:get_weather{city:<escape>Tokyo<escape>,days:3}<end_function_call>
+ *
+ * Arguments: `{key:value,…}` with bare keys; a value is a delimited string (`<|"|>…<|"|>` /
+ * `<escape>…<escape>`), a nested `{…}` or `[…]`, or a bare token (number, true/false/null;
+ * anything else is a string). They are converted to JSON as they stream: each key when its `:`
+ * arrives, string values character by character (escaped), bare values when they end.
+ * - Identity at `call:NAME{`; `call.complete` at the closing token (`<tool_call|>` /
+ *   `<end_function_call>`). Gemma 4 reasoning `<|channel>LABEL\n…<channel|>` → thinking (the
+ *   label line, e.g. `thought`, is dropped).
+ * Look-alikes: the markers are special tokens, recognised anywhere. An opener not followed by
+ * `call:NAME{` (NAME `[A-Za-z0-9_.:/-]+`) is text; stray closers and end-of-turn tokens are
+ * removed. A call whose arguments closed but is followed by something other than the closing
+ * token is complete there (warning) and the text resumes.
+ */
+import { BaseParser, TEXT, THINK } from './core/base';
+import { CallSlot } from './core/emitter';
+import { escapeJsonPiece } from './core/json';
+import { isWs, MarkerSet } from './core/markers';
+import type { ParserOptions } from './types';
+
+interface GemmaTokens {
+  family: string;
+  open: string;
+  close: string;
+  delim: string;
+  reasoning?: { open: string; close: string };
+  strip: string[];
+}
+
+const GEMMA4: GemmaTokens = {
+  family: 'gemma4',
+  open: '<|tool_call>',
+  close: '<tool_call|>',
+  delim: '<|"|>',
+  reasoning: { open: '<|channel>', close: '<channel|>' },
+  strip: ['<tool_call|>', '<turn|>'],
+};
+
+const FUNCTIONGEMMA: GemmaTokens = {
+  family: 'functiongemma',
+  open: '<start_function_call>',
+  close: '<end_function_call>',
+  delim: '<escape>',
+  strip: ['<end_function_call>', '<end_of_turn>', '<start_function_response>'],
+};
+
+const PREFIX = 10;
+const NAME = 11;
+const ARGS = 12;
+const POST = 13;
+const LABEL = 14;
+
+const NAME_CAP = 256;
+const LABEL_CAP = 64;
+const NAME_RE = /^[A-Za-z0-9_.:/-]+$/;
+const nlSet = new MarkerSet(['\n']);
+
+// Converter states.
+const C_KEY = 0; // in an object, before a key (skips whitespace and commas)
+const C_KEYREAD = 1;
+const C_ITEM = 2; // in an array, before an item
+const C_VALUE = 3;
+const C_STRING = 4;
+const C_BARE = 5;
+const C_DONE = 6;
+
+const R_DONE = 1;
+const R_MORE = 2; // needs more input (a delimiter may be cut)
+const R_STOP = 3; // a '<' outside strings that is not a delimiter: the caller checks its markers
+
+/** Streaming Gemma-arguments → JSON converter for one call (starts after the opening `{`). */
+export class GemmaArgs {
+  private state = C_KEY;
+  private readonly stack: number[] = [0]; // 0 object, 1 array
+  private readonly counts: number[] = [0];
+  private acc = '';
+  result = 0;
+
+  constructor(
+    private readonly delim: string,
+    private readonly emit: (s: string) => void,
+  ) {
+    emit('{');
+  }
+
+  get done(): boolean {
+    return this.state === C_DONE;
+  }
+
+  /** Consume buf[pos, end); returns the new position, `result` says why it stopped (0: all consumed). */
+  feed(buf: string, pos: number, end: number, noStopAt = -1): number {
+    let i = pos;
+    this.result = 0;
+    const d = this.delim;
+    while (i < end) {
+      const st = this.state;
+      if (st === C_DONE) {
+        this.result = R_DONE;
+        return i;
+      }
+      if (st === C_STRING) {
+        // Stream up to the delimiter, holding a possible partial delimiter.
+        const at = buf.indexOf(d, i);
+        if (at >= 0 && at < end) {
+          if (at > i) this.emit(escapeJsonPiece(buf.slice(i, at)));
+          this.emit('"');
+          i = at + d.length;
+          this.afterValue();
+          continue;
+        }
+        let stopAt = end;
+        for (let s = Math.max(i, end - d.length + 1); s < end; s++) {
+          if (d.startsWith(buf.slice(s, end))) {
+            stopAt = s;
+            break;
+          }
+        }
+        // Never split a surrogate pair across pieces.
+        if (stopAt > i && stopAt === end) {
+          const c = buf.charCodeAt(stopAt - 1);
+          if (c >= 0xd800 && c <= 0xdbff) stopAt--;
+        }
+        if (stopAt > i) this.emit(escapeJsonPiece(buf.slice(i, stopAt)));
+        if (stopAt < end) this.result = R_MORE;
+        return stopAt;
+      }
+      const c = buf.charCodeAt(i);
+      if (st === C_KEYREAD) {
+        if (c === 58 /* : */) {
+          const key = this.acc.trim();
+          this.acc = '';
+          this.emit((this.counts[this.counts.length - 1]++ > 0 ? ',' : '') + JSON.stringify(key) + ':');
+          this.state = C_VALUE;
+          i++;
+          continue;
+        }
+        if (c === 125 /* } */ || (c === 60 && i !== noStopAt)) {
+          // A key without a value: drop it.
+          this.acc = '';
+          this.state = C_KEY;
+          continue;
+        }
+        this.acc += buf[i];
+        i++;
+        continue;
+      }
+      if (st === C_BARE) {
+        if (c === 44 || c === 125 || c === 93 || (c === 60 && i !== noStopAt)) {
+          this.emit(bareJson(this.acc));
+          this.acc = '';
+          this.afterValue();
+          continue;
+        }
+        this.acc += buf[i];
+        i++;
+        continue;
+      }
+      if (isWs(c)) {
+        i++;
+        continue;
+      }
+      if (c === 60 /* < */ && st === C_VALUE) {
+        const avail = end - i;
+        if (avail >= d.length ? buf.startsWith(d, i) : d.startsWith(buf.slice(i, end))) {
+          if (avail < d.length) {
+            this.result = R_MORE;
+            return i;
+          }
+          this.emit('"');
+          this.state = C_STRING;
+          i += d.length;
+          continue;
+        }
+      }
+      if (c === 60 && i !== noStopAt) {
+        this.result = R_STOP;
+        return i;
+      }
+      if (st === C_KEY || st === C_ITEM) {
+        if (c === 44 /* , */) {
+          i++;
+          continue;
+        }
+        if (c === (st === C_KEY ? 125 : 93)) {
+          this.emit(st === C_KEY ? '}' : ']');
+          this.stack.pop();
+          this.counts.pop();
+          i++;
+          if (this.stack.length === 0) {
+            this.state = C_DONE;
+            this.result = R_DONE;
+            return i;
+          }
+          this.afterValue();
+          continue;
+        }
+        if (st === C_KEY) {
+          this.state = C_KEYREAD;
+          continue;
+        }
+        this.emit(this.counts[this.counts.length - 1]++ > 0 ? ',' : '');
+        this.state = C_VALUE;
+        continue;
+      }
+      // C_VALUE
+      if (c === 123 /* { */ || c === 91 /* [ */) {
+        this.emit(c === 123 ? '{' : '[');
+        this.stack.push(c === 123 ? 0 : 1);
+        this.counts.push(0);
+        this.state = c === 123 ? C_KEY : C_ITEM;
+        i++;
+        continue;
+      }
+      this.state = C_BARE;
+    }
+    return i;
+  }
+
+  private afterValue(): void {
+    this.state = this.stack[this.stack.length - 1] === 0 ? C_KEY : C_ITEM;
+  }
+}
+
+function bareJson(v: string): string {
+  const t = v.trim();
+  if (t === 'true' || t === 'false' || t === 'null') return t;
+  if (/^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(t) && Number.isFinite(Number(t)))
+    return JSON.stringify(Number(t));
+  return JSON.stringify(t);
+}
+
+export class GemmaParser extends BaseParser {
+  private readonly t: GemmaTokens;
+  private lit = '';
+  private name = '';
+  private call: CallSlot | null = null;
+  private args: GemmaArgs | null = null;
+  private skipStop = -1;
+
+  constructor(opts: ParserOptions = {}, tokens: 'gemma4' | 'functiongemma' = 'gemma4') {
+    const t = tokens === 'gemma4' ? GEMMA4 : FUNCTIONGEMMA;
+    super(
+      { family: t.family, reasoning: t.reasoning, openers: [t.open], strip: t.strip, plainText: false },
+      opts,
+    );
+    this.t = t;
+  }
+
+  protected override onReasoningOpen(): number {
+    return LABEL;
+  }
+
+  protected onTextMarker(_m: string): void {
+    this.lit = this.t.open;
+    this.name = '';
+    this.mode = PREFIX;
+  }
+
+  protected override stepFamily(): boolean {
+    switch (this.mode) {
+      case LABEL: {
+        // `<|channel>thought\n`: the label line is dropped. Without a newline soon, it is reasoning text.
+        const r = this.readUntil(nlSet, LABEL_CAP);
+        if (r === null) return false;
+        this.mode = THINK;
+        return true;
+      }
+      case PREFIX: {
+        this.lit += this.skipWs();
+        if (this.atEnd) return false;
+        const t = this.take('call:');
+        if (t === 'maybe') return false;
+        if (t === 'no') return this.literal();
+        this.lit += 'call:';
+        this.mode = NAME;
+        return true;
+      }
+      case NAME: {
+        const b = this.buf;
+        let i = this.pos;
+        while (i < b.length && b.charCodeAt(i) !== 123 /* { */ && b.charCodeAt(i) !== 60 /* < */) i++;
+        this.name += b.slice(this.pos, i);
+        this.pos = i;
+        if (this.name.length > NAME_CAP) return this.literal();
+        if (i >= b.length) return false;
+        const name = this.name.trim();
+        if (b.charCodeAt(i) !== 123 || !NAME_RE.test(name)) return this.literal();
+        this.pos++;
+        this.confirmMarkup();
+        const call = new CallSlot(this.em);
+        this.call = call;
+        call.identity(name);
+        this.args = new GemmaArgs(this.t.delim, (s) => call.fragment(s));
+        this.mode = ARGS;
+        return true;
+      }
+      case ARGS: {
+        const a = this.args as GemmaArgs;
+        this.pos = a.feed(this.buf, this.pos, this.buf.length, this.skipStop);
+        this.skipStop = -1;
+        if (a.result === R_DONE) {
+          this.mode = POST;
+          return true;
+        }
+        if (a.result === R_STOP) {
+          const t = this.take(this.t.close);
+          if (t === 'maybe') return false;
+          if (t === 'yes') {
+            this.warn(
+              'parser.malformed_call',
+              'closing token inside unfinished arguments; call completed there',
+            );
+            return this.close();
+          }
+          this.skipStop = this.pos;
+          return true;
+        }
+        return false;
+      }
+      case POST: {
+        this.skipWs();
+        if (this.atEnd) return false;
+        const t = this.take(this.t.close);
+        if (t === 'maybe') return false;
+        if (t === 'no')
+          this.warn('parser.unclosed_call', `arguments closed without ${this.t.close}; call completed there`);
+        return this.close();
+      }
+    }
+    return false;
+  }
+
+  private close(): boolean {
+    this.call?.complete();
+    this.call = null;
+    this.args = null;
+    this.afterMarkup();
+    return true;
+  }
+
+  private literal(): boolean {
+    this.emitText(this.lit + this.name);
+    this.lit = '';
+    this.name = '';
+    this.mode = TEXT;
+    return true;
+  }
+
+  protected override finishFamily(): void {
+    if (this.mode === LABEL) {
+      // Cut before the label line ended: a bare word is the (dropped) label, anything else reasoning.
+      const rest = this.buf.slice(this.pos);
+      if (!/^\w*$/.test(rest)) this.em.thinking(rest);
+      return;
+    }
+    if (this.mode === PREFIX || this.mode === NAME)
+      this.warn('parser.truncated_call', 'stream ended before the call name was complete');
+    else this.warn('parser.unclosed_call', 'stream ended inside a call; left without completion');
+  }
+}
