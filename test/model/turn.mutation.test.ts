@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { chatCheck, chatScenario } from '../property/bytePath';
 import { MUTATIONS, type MutationId, mutation } from './mutations';
 import type { ModelPath } from './paths';
 import { DEEP, graphFor, pathSets, replaySet, report } from './run';
@@ -9,7 +11,9 @@ import { DEEP, graphFor, pathSets, replaySet, report } from './run';
  * not count). The unmutated run through the same wrappers must stay clean.
  *
  * Path set: every N = 1 edge-covering path plus the N = 2 shortest paths in every run; with
- * SLUICE_DEEP=1 also the full N = 2 edge-covering set.
+ * SLUICE_DEEP=1 also the full N = 2 edge-covering set. The byte-path property (OpenAI-chat bytes →
+ * release, test/property) runs against each bug too, with a fixed seed; its shrunk counterexample
+ * is printed.
  */
 
 jest.mock('../../src/release/rules', () => jest.requireActual('./mutations').mockRules());
@@ -40,6 +44,30 @@ const EQUIVALENT: Partial<Record<MutationId, string>> = {
 };
 
 const table = new Map<MutationId | 'none', Map<string, { failing: number; total: number; example?: string }>>();
+const PROPERTY = 'chat property';
+
+/** The chat byte-path property (150 runs, fixed seed): failed?, and the shrunk counterexample. */
+function property(): { failing: number; total: number; example?: string } {
+  const out = fc.check(
+    fc.property(chatScenario, (s) => {
+      const r = chatCheck(s);
+      return r.problems.length === 0 && JSON.stringify(r.released) === JSON.stringify(r.expected);
+    }),
+    { numRuns: 150, seed: 20261129 },
+  );
+  if (!out.failed) return { failing: 0, total: 1 };
+  const [s] = out.counterexample!;
+  const r = chatCheck(s);
+  return {
+    failing: 1,
+    total: 1,
+    example:
+      `property failed after ${out.numRuns} runs, shrunk ${out.numShrinks} times to ${fc.stringify(s)}
+` +
+      `released ${r.released.map((x) => x.index).join(',') || '-'} vs oracle ${r.expected.map((x) => x.index).join(',') || '-'}` +
+      (r.problems.length ? `; ${r.problems.join('; ')}` : ''),
+  };
+}
 
 async function run(id: MutationId | undefined): Promise<void> {
   mutation.active = id;
@@ -54,6 +82,7 @@ async function run(id: MutationId | undefined): Promise<void> {
         example: shortest ? `${shortest.message}\n${shortest.trail}` : undefined,
       });
     }
+    row.set(PROPERTY, property());
   } finally {
     mutation.active = undefined;
   }
@@ -78,22 +107,27 @@ describe.each(IDS)('seeded bug %s', (id) => {
 
 afterAll(() => {
   const lines = ['── mutation check: paths failing per seeded bug ───────────────────────────'];
-  const head = ['seeded bug'.padEnd(24), ...SETS.map((s) => s.label.padStart(16))].join(' ');
+  const cols = [...SETS.map((s) => s.label), PROPERTY];
+  const head = ['seeded bug'.padEnd(24), ...cols.map((c) => c.padStart(16))].join(' ');
   lines.push(head);
   for (const id of ['none' as const, ...IDS]) {
     const row = table.get(id);
     if (!row) continue;
-    const cells = SETS.map((s) => {
-      const c = row.get(s.label);
+    const cells = cols.map((label) => {
+      const c = row.get(label);
+      if (label === PROPERTY) return (c ? (c.failing ? 'fails' : 'holds') : '-').padStart(16);
       return (c ? `${c.failing}/${c.total}` : '-').padStart(16);
     });
     lines.push([(id === 'none' ? '(no mutation)' : id).padEnd(24), ...cells].join(' '));
   }
   for (const id of IDS) {
-    const ex = [...(table.get(id)?.values() ?? [])].find((c) => c.example)?.example;
+    const row = table.get(id);
+    const ex = [...(row?.entries() ?? [])].find(([label, c]) => label !== PROPERTY && c.example)?.[1].example;
     lines.push(`  ${id}: ${MUTATIONS[id]}`);
     if (ex) lines.push(`    shortest catch: ${ex.split('\n').join('\n    ')}`);
     else if (EQUIVALENT[id]) lines.push(`    ${EQUIVALENT[id]}`);
+    const prop = row?.get(PROPERTY)?.example;
+    if (prop) lines.push(`    ${PROPERTY}: ${prop.split('\n').join('\n    ')}`);
   }
   report(lines);
 });
