@@ -1,0 +1,268 @@
+/**
+ * `npm run bench`: every benchmark side by side in one run, printed as tables, then every
+ * SPEC §9 target marked met or not met.
+ *
+ *   npm run bench                        full run (about 3–5 minutes)
+ *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
+ *   npm run bench -- --json              machine-readable results
+ *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
+ *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,args,parsers
+ *
+ * Times are CPU time of this process where the bench says so (the machine may be shared; see
+ * bench/throughput.ts `timeAsync`), wall time otherwise. Exit code 0 whether or not targets are
+ * met (the table says which); 1 when a benchmark itself failed (a consumer gave a wrong result).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { benchArgs, formatRows as formatArgs, type Row as ArgsRow } from './args';
+import { benchGateway, type Row as GatewayRow } from './gateway';
+import { benchLifecycle, formatLifecycle, type LifecycleRow } from './lifecycle';
+import { benchScheduling, formatScheduling, type SchedulingResult } from './scheduling';
+import { benchThroughput, formatThroughput, type ThroughputRow } from './throughput';
+
+export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'args' | 'parsers';
+const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'args', 'parsers'];
+
+export interface Target {
+  area: string;
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+export interface BenchResults {
+  machine: { cpu: string; cpus: number; memGiB: number; node: string; platform: string; load1Start: number; load1End?: number };
+  command: string;
+  startedAt: string;
+  durationS?: number;
+  throughput?: ThroughputRow[];
+  lifecycle?: LifecycleRow[];
+  scheduling?: SchedulingResult;
+  gateway?: GatewayRow[];
+  args?: ArgsRow[];
+  parsers?: { rows: unknown[]; text: string };
+  targets: Target[];
+  errors: string[];
+}
+
+const f = (x: number | undefined, d = 2): string => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(d));
+
+/** SPEC §9, each target with what this run measured. `undefined` = not measured in this run. */
+export function evaluateTargets(r: BenchResults): Target[] {
+  const t: Target[] = [];
+  const sch = r.scheduling;
+  if (sch) {
+    const virt = sch.rows.filter((x) => x.clock === 'virtual');
+    const wall = sch.rows.filter((x) => x.clock === 'wall');
+    const vmax = Math.max(...virt.map((x) => x.ratio));
+    t.push({ area: 'scheduling', target: 'turn ≤ 1.02 × idealMs on the corpus (virtual clock)', measured: `max ${f(vmax, 4)} over ${virt.length} turns`, met: vmax <= 1.02 });
+    if (wall.length) {
+      const wmax = Math.max(...wall.map((x) => x.ratio));
+      const wmed = [...wall.map((x) => x.ratio)].sort((a, b) => a - b)[wall.length >> 1]!;
+      t.push({ area: 'scheduling', target: 'turn ≤ 1.02 × idealMs on the corpus (real clock, real timers)', measured: `median ${f(wmed, 4)}, max ${f(wmax, 4)} over ${wall.length} turns`, met: wmax <= 1.02 });
+    }
+    for (const l of sch.latency) {
+      if (l.source === 'burst (CPU time)') continue;
+      const cpu = l.source === 'burst' ? sch.latency.find((x) => x.source === 'burst (CPU time)') : undefined;
+      t.push({
+        area: 'scheduling',
+        target: `completion → tool invoked ≤ 1 ms at p99 (${l.source === 'burst' ? '2,000 calls back to back' : 'real-clock corpus'})`,
+        measured: `p50 ${f(l.p50Ms, 3)} ms, p99 ${f(l.p99Ms, 3)} ms (${l.calls} calls)${cpu ? `; CPU time p99 ${f(cpu.p99Ms, 3)} ms` : ''}`,
+        met: l.p99Ms <= 1,
+      });
+    }
+  }
+  const tp = r.throughput;
+  if (tp) {
+    const at = (c: string, shape: string, big: boolean) =>
+      tp.filter((x) => x.consumer === c && x.shape === shape).sort((a, b) => (big ? b.bytes - a.bytes : a.bytes - b.bytes))[0];
+    for (const shape of ['string', 'nested'] as const) {
+      const s = at('sluice', shape, true);
+      if (!s) continue;
+      const mb = s.bytes >= 900_000;
+      t.push({
+        area: 'throughput',
+        target: `one ${mb ? '1 MB' : `${Math.round(s.bytes / 1000)} KB (1 MB not run)`} call (${shape}) ≤ 1.25 × minimal SSE consumer`,
+        measured: `× ${f(s.vsMinSse)} (${f(s.msPerCall)} vs ${f(at('min-sse', shape, true)?.msPerCall)} CPU ms)`,
+        met: mb ? (s.vsMinSse ?? Infinity) <= 1.25 : undefined,
+      });
+      const growth = tp.filter((x) => x.consumer === 'sluice' && x.shape === shape && x.growthPerDecade !== undefined).map((x) => x.growthPerDecade!);
+      if (growth.length) {
+        const g = Math.max(...growth);
+        t.push({ area: 'throughput', target: `linear: ≤ 1.1 per decade, 10 KB → ${mb ? '1 MB' : '100 KB'} (${shape})`, measured: `max ${f(g)} (µs/delta ratio per decade)`, met: g <= 1.1 });
+      }
+    }
+    for (const [rival, label] of [
+      ['anthropic-sdk', '@anthropic-ai/sdk MessageStream'],
+      ['ai-sdk', 'AI SDK streamText'],
+    ] as const) {
+      const pairs = tp
+        .filter((x) => x.consumer === 'sluice')
+        .map((s) => ({ s, o: tp.find((x) => x.consumer === rival && x.shape === s.shape && x.bytes === s.bytes) }))
+        .filter((p) => p.o !== undefined);
+      if (!pairs.length) continue;
+      const worst = Math.max(...pairs.map((p) => p.s.msPerCall / p.o!.msPerCall));
+      t.push({
+        area: 'throughput',
+        target: `beats ${label} on the same bytes (every size and shape)`,
+        measured: `sluice takes at most ${f(worst * 100, 0)}% of its time (${pairs.length} cells)`,
+        met: worst < 1,
+      });
+    }
+  }
+  const lc = r.lifecycle;
+  if (lc) {
+    const ex20 = lc.find((x) => x.mode === 'execute' && x.calls === 20);
+    if (ex20) t.push({ area: 'lifecycle', target: 'a 20-call turn ≤ 5 ms of controller time (execute mode)', measured: `${f(ex20.msPerTurn)} CPU ms (gateway mode ${f(lc.find((x) => x.mode === 'gateway' && x.calls === 20)?.msPerTurn)} ms)`, met: ex20.msPerTurn <= 5 });
+    for (const mode of ['execute', 'gateway'] as const) {
+      const big = lc.find((x) => x.mode === mode && x.calls === 1000);
+      if (big) t.push({ area: 'lifecycle', target: `1,000 calls in one turn stay linear (${mode}; µs/call ≤ 1.5 × the 20-call turn's)`, measured: `× ${f(big.vs20)} (${f(big.usPerCall, 0)} µs/call, ${f(big.msPerTurn, 0)} ms/turn)`, met: (big.vs20 ?? Infinity) <= 1.5 });
+    }
+  }
+  const gw = r.gateway;
+  if (gw) {
+    for (const sc of ['sequential', 'load'] as const) {
+      const g = gw.find((x) => x.bench === 'gateway' && x.scenario === sc);
+      const d = gw.find((x) => x.bench === 'direct' && x.scenario === sc);
+      if (g && d) {
+        t.push({
+          area: 'gateway',
+          target: `added latency per event, ${sc === 'load' ? `${g.concurrency} concurrent streams` : 'one stream at a time'} (no SPEC target; reported)`,
+          measured: `p50 +${f(g.p50Ms - d.p50Ms)} ms, p99 +${f(g.p99Ms - d.p99Ms)} ms; ${g.correct}/${g.requests} responses correct`,
+          met: undefined,
+        });
+      }
+    }
+  }
+  return t;
+}
+
+function formatGateway(rows: GatewayRow[]): string {
+  const lines = ['| path | scenario | requests | concurrency | events | p50 ms | p99 ms | max ms | tool p50 | tool p99 | correct |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
+  for (const r of rows) lines.push(`| ${r.bench} | ${r.scenario} | ${r.requests} | ${r.concurrency} | ${r.events} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.maxMs)} | ${f(r.toolP50Ms)} | ${f(r.toolP99Ms)} | ${r.correct}/${r.requests} |`);
+  return lines.join('\n') + '\n';
+}
+
+export function formatTargets(targets: Target[]): string {
+  const lines = ['| area | SPEC §9 target | measured | |', '|---|---|---|---|'];
+  for (const x of targets) lines.push(`| ${x.area} | ${x.target} | ${x.measured} | ${x.met === undefined ? '—' : x.met ? '**met**' : '**not met**'} |`);
+  return lines.join('\n') + '\n';
+}
+
+export function formatResults(r: BenchResults): string {
+  const out: string[] = [];
+  const m = r.machine;
+  out.push(`Machine: ${m.cpu}, ${m.cpus} vCPU, ${m.memGiB} GiB, Node ${m.node} (${m.platform}); load average ${f(m.load1Start)} at start${m.load1End !== undefined ? `, ${f(m.load1End)} at end` : ''}.`);
+  out.push(`Command: \`${r.command}\`${r.durationS !== undefined ? ` (${f(r.durationS, 0)} s)` : ''}.`, '');
+  out.push('## SPEC §9 targets', '', formatTargets(r.targets));
+  if (r.scheduling) out.push('## Scheduling', '', formatScheduling(r.scheduling));
+  if (r.lifecycle) out.push('## Lifecycle', '', formatLifecycle(r.lifecycle));
+  if (r.throughput) out.push('## Throughput', '', formatThroughput(r.throughput));
+  if (r.gateway) out.push('## Gateway', '', formatGateway(r.gateway));
+  if (r.args) out.push('## Argument path (ArgBuffer)', '', '```', formatArgs(r.args).trimEnd(), '```', '');
+  if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
+  if (r.errors.length) out.push('## Errors', '', ...r.errors.map((e) => `- ${e}`), '');
+  return out.join('\n');
+}
+
+interface ParsersModule {
+  benchParsers(opts?: Record<string, unknown>): Promise<unknown[]>;
+  formatRows?(rows: unknown[]): string;
+}
+
+export async function runAll(opts: { quick?: boolean; only?: Section[]; log?: (s: string) => void } = {}): Promise<BenchResults> {
+  const log = opts.log ?? (() => undefined);
+  const only = new Set(opts.only ?? SECTIONS);
+  const quick = opts.quick === true;
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const r: BenchResults = {
+    machine: { cpu, cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}`, load1Start: os.loadavg()[0]! },
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    startedAt: new Date().toISOString(),
+    targets: [],
+    errors: [],
+  };
+  const t0 = performance.now();
+  const step = async <T>(name: Section, fn: () => Promise<T>): Promise<T | undefined> => {
+    if (!only.has(name)) return undefined;
+    log(`bench: ${name}…\n`);
+    const s = performance.now();
+    try {
+      const v = await fn();
+      log(`bench: ${name} done in ${((performance.now() - s) / 1000).toFixed(1)} s\n`);
+      return v;
+    } catch (err) {
+      r.errors.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      log(`bench: ${name} FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
+      return undefined;
+    }
+  };
+  r.scheduling = await step('scheduling', () => benchScheduling({ wall: true }));
+  r.lifecycle = await step('lifecycle', () => benchLifecycle(quick ? { sizes: [20, 100, 1000], budgetMs: 500 } : {}));
+  r.throughput = await step('throughput', () => benchThroughput(quick ? { sizes: [10_000, 100_000], budgetMs: 500 } : {}));
+  r.gateway = await step('gateway', () => benchGateway(quick ? { sequential: 20, concurrency: 100 } : {}));
+  r.args = await step('args', () => benchArgs(quick ? { budgetMs: 150 } : {}));
+  r.parsers = await step('parsers', async () => {
+    let mod: ParsersModule;
+    try {
+      // Optional: bench/parsers.ts may not exist in this checkout.
+      const spec = './parsers';
+      mod = (await import(spec)) as ParsersModule;
+    } catch {
+      throw new Error('bench/parsers is not available (skipped)');
+    }
+    const rows = await mod.benchParsers(quick ? { budgetMs: 150 } : {});
+    return { rows, text: mod.formatRows ? mod.formatRows(rows) : JSON.stringify(rows, null, 2) };
+  });
+  r.durationS = (performance.now() - t0) / 1000;
+  r.machine.load1End = os.loadavg()[0]!;
+  r.targets = evaluateTargets(r);
+  return r;
+}
+
+export function markdownPage(r: BenchResults): string {
+  return `# Benchmarks
+
+Generated by \`bench/run.ts\` — every benchmark in one run, side by side. Regenerate with
+\`npm run bench -- --markdown docs/benchmarks.md\`; see each \`bench/*.ts\` for its method.
+
+- **Throughput** (bench/throughput.ts): one tool call of N bytes streamed as Anthropic SSE in
+  ~10-byte \`input_json_delta\`s (4–16 bytes, seeded), one SSE event per chunk, the same bytes for
+  every consumer; the minimal SSE consumer (eventsource-parser + JSON.parse per event + concat +
+  one final parse) is the yardstick. Method and reference figures: research/perf.md §2–§3.
+  CPU time of this process (median), so other load on the machine does not count against us.
+- **Scheduling** (bench/scheduling.ts): a corpus of timed turns in four wire formats, replayed on
+  the virtual clock and on the real clock with real timers; \`idealMs\` = every safe call starts at
+  its completion (unlimited concurrency), unsafe calls after the stream and every earlier call.
+  Dispatch latency = the completing event enters \`feed()\` → \`runTool\` is invoked.
+- **Lifecycle** (bench/lifecycle.ts): controller CPU time for a whole turn of N calls fed as
+  canonical events (no SSE), tools that resolve at once.
+- **Gateway** (bench/gateway.ts): per-event latency client ← gateway ← scripted upstream on
+  loopback, against the direct hop (client ← upstream).
+
+${formatResults(r)}
+`;
+}
+
+if (require.main === module) {
+  const argv = process.argv.slice(2);
+  const json = argv.includes('--json');
+  const quick = argv.includes('--quick');
+  const mdIdx = argv.indexOf('--markdown');
+  const md = mdIdx >= 0 ? argv[mdIdx + 1] : undefined;
+  const onlyArg = argv.find((a) => a.startsWith('--only'));
+  const onlyVal = onlyArg?.includes('=') ? onlyArg.split('=')[1] : onlyArg ? argv[argv.indexOf(onlyArg) + 1] : undefined;
+  const only = onlyVal?.split(',').filter((s): s is Section => (SECTIONS as readonly string[]).includes(s));
+  runAll({ quick, only, log: (s) => process.stderr.write(s) }).then(
+    (r) => {
+      if (md) fs.writeFileSync(md, markdownPage(r));
+      process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatResults(r) + '\n');
+      const broken = r.errors.filter((e) => !e.includes('(skipped)'));
+      process.exitCode = broken.length ? 1 : 0;
+    },
+    (err: unknown) => {
+      process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
