@@ -304,10 +304,14 @@ export const turnMachine = setup({
           enqueue.sendTo(v.ref, { type: 'call.settle', result: SUPPRESSED_RESULT });
         }
       }
+      // A call whose synthetic result is on its way counts as a running safe call: it is never
+      // started, later safe calls may go, and a later unsafe call waits until its result is in.
       const views = calls.map((v) =>
         v === undefined || v.suppressed
           ? undefined
-          : { phase: v.settling ? ('resulted' as const) : v.phase, safe: v.safe, approval: v.approval },
+          : v.settling
+            ? { phase: 'running' as const, safe: true, approval: v.approval }
+            : { phase: v.phase, safe: v.safe, approval: v.approval },
       );
       const st = decideStarts(views, context.startFrontier, {
         streamEnded: context.streamEnded,
