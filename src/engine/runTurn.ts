@@ -1,7 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Classification } from '../../machines/turn.machine';
-import { isSafeCall } from '../execute/safety';
-import { type AnyTool, createToolRegistry, needsApproval, runTool, type ToolRegistry, validateInput } from '../execute/tools';
+import { classifyCall } from '../execute/safety';
+import { type AnyTool, createToolRegistry, runTool, type ToolRegistry } from '../execute/tools';
 import type { EarlyStart } from '../execute/schedule';
 import type { HistoryMessage } from '../history/types';
 import { createAdapter, createStreamReader } from '../wire';
@@ -81,25 +81,12 @@ export function streamingDispatchDisabled(env: NodeJS.ProcessEnv = process.env):
   return env.SLUICE_STREAMING_DISPATCH === '0' || env.SLUICE_STREAMING_DISPATCH === 'false';
 }
 
-/** Tool-aware classification: unknown tools and schema-invalid input get an error result without running. */
+/** Tool-aware classification (src/execute/safety.ts) plus the structured-output flag. */
 export function classifierFor(registry: ToolRegistry, structuredOutputTool = 'structured_output') {
-  return (name: string, input: Record<string, unknown>): Classification => {
-    const tool = registry.get(name);
-    if (!tool) {
-      return {
-        safe: false,
-        needsApproval: false,
-        problem: { ok: false, content: `Unknown tool ${name}: it is not registered, so it was not run.`, synthetic: 'unknown_tool' },
-      };
-    }
-    const valid = validateInput(tool, input);
-    if (!valid.ok) return { safe: false, needsApproval: false, problem: { ok: false, content: valid.message, synthetic: 'invalid_input' } };
-    return {
-      safe: isSafeCall(tool, valid.value),
-      needsApproval: needsApproval(tool, valid.value),
-      structuredOutput: name === structuredOutputTool,
-    };
-  };
+  return (name: string, input: Record<string, unknown>): Classification => ({
+    ...classifyCall(registry, name, input),
+    structuredOutput: name === structuredOutputTool,
+  });
 }
 
 class StreamFailure extends Error {
