@@ -1,0 +1,87 @@
+/**
+ * Parsing stays linear, per family: a 1 MB tool call streamed in 1–16 byte chunks parses back,
+ * costs per byte about what a 100 KB one does, and what is held back between pushes stays small:
+ * inside text and argument values only a possible marker prefix (O(marker length)); a markup
+ * header (a harmony message header, a tag's attributes) is held whole but is capped by the family.
+ *
+ * The time bound is generous (a quadratic parser would be ~10× per byte from 100 KB to 1 MB; the
+ * bound is 3×, on the better of two CPU-time runs) so a busy machine does not fail it. The bench
+ * (bench/parsers.ts) reports the figures.
+ */
+import { createByteParser, createTextParser, listFamilies } from '../../src/parsers';
+import { bigValue, callStream, chunk } from '../../bench/parsers';
+
+function cpu(fn: () => void): number {
+  const c0 = process.cpuUsage();
+  fn();
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000;
+}
+
+/** Parse, keeping only the call's name, arguments and completion count (no event retention). */
+function parse(family: string, chunks: Uint8Array[]): { name?: string; args: string; completes: number } {
+  const p = createByteParser(family);
+  const r: { name?: string; args: string; completes: number } = { args: '', completes: 0 };
+  const parts: string[] = [];
+  const take = (evs: ReturnType<typeof p.push>): void => {
+    for (const e of evs) {
+      if (e.type === 'call.identity' && e.name) r.name = e.name;
+      else if (e.type === 'call.fragment') parts.push(e.text);
+      else if (e.type === 'call.complete') r.completes++;
+    }
+  };
+  for (const c of chunks) take(p.push(c));
+  take(p.end());
+  r.args = parts.join('');
+  return r;
+}
+
+describe.each(listFamilies().map((f) => [f.name]))('%s', (family) => {
+  it('parses a 1 MB call in 1–16 byte chunks in linear time', () => {
+    const perByte: number[] = [];
+    for (const size of [100_000, 1_000_000]) {
+      const content = bigValue(size);
+      const bytes = new TextEncoder().encode(callStream(family, content));
+      const chunks = chunk(bytes, 5);
+      const r = parse(family, chunks);
+      expect(r.name).toBe('write_file');
+      expect(r.completes).toBe(1);
+      expect((JSON.parse(r.args) as { content: string }).content).toBe(content);
+      perByte.push(
+        Math.min(
+          cpu(() => parse(family, chunks)),
+          cpu(() => parse(family, chunks)),
+        ) / bytes.length,
+      );
+    }
+    expect(perByte[1] / perByte[0]).toBeLessThan(3);
+  });
+
+  it('holds back only a marker-length suffix inside text and values', () => {
+    const value = bigValue(100_000);
+    const stream = callStream(family, value);
+    // The value is written raw (XML-ish families) or JSON-escaped (JSON families).
+    const escaped = JSON.stringify(value).slice(1, -1);
+    const raw = stream.indexOf(value.slice(0, 40));
+    const valueStart = raw >= 0 ? raw : stream.indexOf(escaped.slice(0, 40));
+    const valueEnd = valueStart + (raw >= 0 ? value.length : escaped.length);
+    expect(valueStart).toBeGreaterThan(0);
+    const p = createTextParser(family);
+    const internals = p as unknown as { buf: string; pos: number };
+    const sizes = chunk(new TextEncoder().encode(stream), 3).map((c) => c.length);
+    let at = 0;
+    let inValue = 0;
+    let anywhere = 0;
+    for (let k = 0; at < stream.length; k++) {
+      const n = sizes[k % sizes.length];
+      p.push(stream.slice(at, at + n));
+      at += n;
+      const held = internals.buf.length - internals.pos;
+      anywhere = Math.max(anywhere, held);
+      if (at > valueStart + 64 && at < valueEnd - 64) inValue = Math.max(inValue, held);
+    }
+    p.end();
+    expect(inValue).toBeLessThan(32);
+    expect(anywhere).toBeLessThanOrEqual(1024);
+  });
+});
