@@ -81,7 +81,8 @@ export function collectInputs(args: string[]): string[] {
       for (const e of fs.readdirSync(p).sort()) {
         if (e.startsWith('.') || e === 'node_modules') continue;
         const q = path.join(p, e);
-        if (fs.statSync(q).isDirectory() || INPUT_RE.test(e)) walk(q);
+        if (fs.statSync(q).isDirectory()) walk(q);
+        else if (INPUT_RE.test(e) && (!/\.json$/i.test(e) || isStreamJson(q))) out.push(q);
       }
     } else out.push(p);
   };
@@ -90,6 +91,18 @@ export function collectInputs(args: string[]): string[] {
     walk(a);
   }
   return out;
+}
+
+/** In a directory, a `.json` file is a recording only when it is a Dynamo raw stream (not package.json). */
+function isStreamJson(file: string): boolean {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8').includes('"input_stream"');
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Dynamo raw-model-stream JSON ({input_stream:[{data: chunk}]}) → one payload per line. */
