@@ -1,3 +1,4 @@
+import { getInitialSnapshot, getNextSnapshot } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, serializeSnapshot } from 'xstate/graph';
 import {
   createTurnModel,
@@ -163,6 +164,21 @@ export function shortestPaths(g: ModelGraph): ModelPath[] {
     return es;
   });
   return dropPrefixes(all.filter((p) => p.length > 0)).map((p) => toPath(g, p));
+}
+
+/** The model path for a given event sequence (each event must be enabled in turn); edges are -1. */
+export function pathOfEvents(n: number, events: ModelEvent[], options: ModelOptions = {}): { initial: ModelSnapshot; path: ModelPath } {
+  const model = createTurnModel(n, options);
+  const initial = getInitialSnapshot(model) as ModelSnapshot;
+  let s = initial;
+  const steps = events.map((event) => {
+    if (!enabledEvents(s, options).some((e) => JSON.stringify(e) === JSON.stringify(event))) {
+      throw new Error(`not enabled in the model: ${JSON.stringify(event)}`);
+    }
+    s = getNextSnapshot(model, s, event) as ModelSnapshot;
+    return { event, state: s, edge: -1 };
+  });
+  return { initial, path: { steps } };
 }
 
 /** States reachable backwards from `targets` (for liveness: can every state still finish?). */
