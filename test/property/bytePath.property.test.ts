@@ -85,19 +85,27 @@ describe('OpenAI-chat bytes → release', () => {
     });
   });
 
-  // Known SUT bug (reported): a call index whose first chunk arrives after a higher index was
-  // already released is never released and the message never ends (the release frontier has
-  // passed the unseen index: `passesBarrier(undefined)` in src/release/rules.ts). Remove
-  // `.failing` once fixed.
-  test.failing('indices that first appear out of order (index 1 before index 0) still end the message, releases in order', () => {
-    fc.assert(
-      fc.property(chatScenario, (s) => {
-        const events = chatEvents(s, false);
-        const run = runChatBytes(concat(events.map((e) => e.bytes)), []);
-        expect(structuralProblems(run)).toEqual([]);
-      }),
-      runs(200),
-    );
+  // Known SUT bug (reported, open): a call index whose first chunk arrives after a higher index
+  // was released is never released, and the message never ends (no `end` output, the turn stays
+  // in draining): `passesBarrier(undefined)` in src/release/rules.ts lets the release frontier
+  // pass an index that has not appeared yet, and nothing looks behind the frontier later.
+  // Remove `.failing` once fixed.
+  test.failing('an index that first appears after a higher one (1 before 0): both released in order, the message ends', () => {
+    const s: ChatScenario = {
+      calls: [
+        { id: 'call_0', name: 'read_file', args: '{"a":0}', cuts: [], lateName: false },
+        { id: 'call_1', name: 'read_file', args: '{"b":1}', cuts: [], lateName: false },
+      ],
+      picks: [1, 0],
+      pings: [],
+      crlf: false,
+      finish: true,
+      done: true,
+      splits: [],
+    };
+    const r = chatCheck(s, undefined, false);
+    expect(r.problems).toEqual([]);
+    expect(r.released).toEqual(r.expected);
   });
 });
 
