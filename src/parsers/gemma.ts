@@ -286,10 +286,10 @@ export class GemmaParser extends BaseParser {
         while (i < b.length && b.charCodeAt(i) !== 123 /* { */ && b.charCodeAt(i) !== 60 /* < */) i++;
         this.name += b.slice(this.pos, i);
         this.pos = i;
-        if (this.name.length > NAME_CAP) return this.literal();
-        if (i >= b.length) return false;
         const name = this.name.trim();
-        if (b.charCodeAt(i) !== 123 || !NAME_RE.test(name)) return this.literal();
+        if (this.name.length > NAME_CAP || (name.length > 0 && !NAME_RE.test(name))) return this.literal();
+        if (i >= b.length) return false;
+        if (b.charCodeAt(i) !== 123 || name.length === 0) return this.literal();
         this.pos++;
         this.confirmMarkup();
         const call = new CallSlot(this.em);

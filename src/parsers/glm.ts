@@ -85,10 +85,11 @@ export class GlmParser extends BaseParser {
         }
         this.name += b.slice(this.pos, i);
         this.pos = i;
-        if (this.name.length > NAME_CAP) return this.literal();
-        if (i >= b.length) return false;
         const name = this.name.trim();
-        if (!NAME_RE.test(name)) return this.literal();
+        // Decided as soon as the text cannot be a name any more (prose after <tool_call>).
+        if (this.name.length > NAME_CAP || (name.length > 0 && !NAME_RE.test(name))) return this.literal();
+        if (i >= b.length) return false;
+        if (name.length === 0) return this.literal();
         this.confirmMarkup();
         const call = new CallSlot(this.em);
         this.call = call;

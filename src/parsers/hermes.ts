@@ -96,15 +96,22 @@ export class HermesParser extends BaseParser {
         return false;
       }
       case POST: {
+        const from = this.pos;
         this.skipWs();
-        if (this.atEnd) return false;
+        if (this.atEnd) {
+          this.pos = from;
+          return false;
+        }
         const t = this.take(CLOSE);
         if (t === 'maybe') return false;
-        if (t === 'no')
+        if (t === 'no') {
+          // Text after the call keeps its leading whitespace.
+          this.pos = from;
           this.warn(
             'parser.unclosed_call',
             'tool call JSON closed without </tool_call>; call completed there',
           );
+        }
         return this.close();
       }
       case SKIP: {

@@ -93,9 +93,10 @@ export class MistralParser extends JsonCallsParser {
         }
         this.name += b.slice(start, i);
         this.pos = i;
-        if (this.name.length > NAME_CAP) return this.literal();
+        if (this.name.length > NAME_CAP || (this.name.length > 0 && !NAME_RE.test(this.name)))
+          return this.literal();
         if (i >= b.length) return false;
-        if (!NAME_RE.test(this.name)) return this.literal();
+        if (this.name.length === 0) return this.literal();
         const c = b.charCodeAt(i);
         if (c === 123) return this.startArgs();
         if (c === 91) {

@@ -97,11 +97,19 @@ export abstract class JsonCallsParser extends BaseParser {
       }
       case ARRAY_POST: {
         if (close === null) return this.endSection();
+        const from = this.pos;
         this.skipWs();
-        if (this.atEnd) return false;
+        if (this.atEnd) {
+          this.pos = from;
+          return false;
+        }
         const t = this.take(close);
         if (t === 'maybe') return false;
-        if (t === 'no') this.warn('parser.unclosed_section', `JSON array of calls not followed by ${close}`);
+        if (t === 'no') {
+          // Text after the calls keeps its leading whitespace.
+          this.pos = from;
+          this.warn('parser.unclosed_section', `JSON array of calls not followed by ${close}`);
+        }
         return this.endSection();
       }
       case ARRAY_SKIP: {
