@@ -46,8 +46,13 @@ export interface ThroughputRow {
   samples: number;
   /** msPerCall ÷ min-sse msPerCall at the same size and shape (same run). */
   vsMinSse?: number;
-  /** usPerDelta ÷ usPerDelta at a tenth of the size (1.0 = linear). */
+  /**
+   * Cost per delta ÷ cost per delta at a tenth of the size (1.0 = linear), from the fastest
+   * sample of each cell (least disturbed by other load and by GC timing).
+   */
   growthPerDecade?: number;
+  /** The same from the medians. */
+  growthPerDecadeMedian?: number;
 }
 
 export interface ThroughputOptions {
@@ -293,7 +298,10 @@ export async function benchThroughput(opts: ThroughputOptions = {}): Promise<Thr
     const floor = rows.find((f) => f.consumer === 'min-sse' && f.shape === r.shape && f.bytes === r.bytes);
     if (floor && r.consumer !== 'min-sse') r.vsMinSse = r.msPerCall / floor.msPerCall;
     const prev = rows.find((f) => f.consumer === r.consumer && f.shape === r.shape && Math.abs(f.bytes * 10 - r.bytes) / r.bytes < 0.05);
-    if (prev) r.growthPerDecade = r.usPerDelta / prev.usPerDelta;
+    if (prev) {
+      r.growthPerDecade = r.msMin / r.deltas / (prev.msMin / prev.deltas);
+      r.growthPerDecadeMedian = r.usPerDelta / prev.usPerDelta;
+    }
   }
   return rows;
 }
@@ -303,12 +311,12 @@ const kb = (b: number): string => (b >= 1_000_000 ? `${(b / 1_000_000).toFixed(0
 
 export function formatThroughput(rows: ThroughputRow[]): string {
   const lines = [
-    '| consumer | shape | size | deltas | CPU ms/call | µs/delta | × min-SSE | growth/decade | wall ms | samples |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| consumer | shape | size | deltas | CPU ms/call | µs/delta | × min-SSE | growth/decade (min) | growth (median) | wall ms | samples |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.consumer} | ${r.shape} | ${kb(r.bytes)} | ${r.deltas} | ${f2(r.msPerCall)} | ${f2(r.usPerDelta)} | ${f2(r.vsMinSse)} | ${f2(r.growthPerDecade)} | ${f2(r.wallMs)} | ${r.samples} |`,
+      `| ${r.consumer} | ${r.shape} | ${kb(r.bytes)} | ${r.deltas} | ${f2(r.msPerCall)} | ${f2(r.usPerDelta)} | ${f2(r.vsMinSse)} | ${f2(r.growthPerDecade)} | ${f2(r.growthPerDecadeMedian)} | ${f2(r.wallMs)} | ${r.samples} |`,
     );
   }
   return lines.join('\n') + '\n';

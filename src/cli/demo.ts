@@ -176,9 +176,11 @@ export async function run(argv: string[]): Promise<number> {
       write(`  turn done in ${style.bold(color, fmtS(result.summary.turnDoneMs))}` + `  ·  stream ended at ${fmtS(result.live.streamEndMs)}` + `  ·  src/app.ts ${edited ? 'edited' : style.red(color, 'NOT edited')}\n`);
     }
     write('\n' + legend(color) + '\n');
+  } catch (err) {
+    await inspection.close();
+    throw err;
   } finally {
     await upstream.close();
-    await inspection.close();
     if (flags.keep !== true) for (const r of runs) removeWorkspace(r.workspace);
   }
 
@@ -211,5 +213,6 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   if (!ok) process.stderr.write('sluice demo: the turn did not complete as expected (see above)\n');
+  await inspection.close();
   return ok ? 0 : 1;
 }

@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { UsageError } from './args';
 
 /**
  * `--inspect` and `--inspect-log FILE` for demo / replay / serve.
@@ -22,7 +24,7 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 export interface InspectionOptions {
   inspect?: boolean;
   logFile?: string;
-  /** Relay port for --inspect (default 8080, the inspector's own default). */
+  /** Relay port for --inspect (default SLUICE_INSPECT_PORT or 8080, the inspector's own default). */
   port?: number;
   /** Keep argument/result contents (default: redacted). */
   contents?: boolean;
@@ -33,8 +35,28 @@ export interface InspectionOptions {
 export interface Inspection {
   /** Pass to `TurnController({ inspect })`; undefined when inspection is off. */
   observer?: (e: InspectionEvent) => void;
-  /** Flush deferred events, close the log and stop the relay. */
+  /**
+   * Flush deferred events and close the log. With --inspect on a terminal, the relay stays up
+   * until Enter or Ctrl+C so the inspector page can still be looked at; then it stops.
+   */
   close(): Promise<void>;
+}
+
+/** Wait for Enter or Ctrl+C on an interactive terminal (resolves at once otherwise). */
+function waitForQuit(write: (s: string) => void): Promise<void> {
+  if (!process.stdin.isTTY) return Promise.resolve();
+  write('inspector relay still running — press Enter (or Ctrl+C) to stop it\n');
+  return new Promise((resolve) => {
+    const done = (): void => {
+      process.stdin.off('data', done);
+      process.off('SIGINT', done);
+      process.stdin.pause();
+      resolve();
+    };
+    process.stdin.resume();
+    process.stdin.once('data', done);
+    process.once('SIGINT', done);
+  });
 }
 
 /** Keys whose values are contents (tool arguments, results, model text). */
@@ -103,6 +125,17 @@ async function load<T>(spec: string): Promise<T> {
   }
 }
 
+/** The relay cannot report a busy port itself (it would crash later): check first. */
+function ensurePortFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new UsageError(`--inspect: port ${port} is not available (${err.code ?? err.message}); set SLUICE_INSPECT_PORT`)),
+    );
+    probe.listen(port, () => probe.close(() => resolve()));
+  });
+}
+
 const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function createInspection(opts: InspectionOptions): Promise<Inspection> {
@@ -125,7 +158,8 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
     inspectors.push(mod.createInspector({ send: (e) => s.write(JSON.stringify(e) + '\n') }, inspectorOptions));
   }
   if (opts.inspect) {
-    const port = opts.port ?? 8080;
+    const port = opts.port ?? (Number(process.env.SLUICE_INSPECT_PORT) || 8080);
+    await ensurePortFree(port);
     const srv = await load<InspectServerModule>('@statelyai/inspect/server');
     server = srv.createInspectorServer({ port, autoOpen: false });
     inspectors.push(mod.createWebSocketInspector({ url: `ws://localhost:${port}`, ...inspectorOptions }));
@@ -144,7 +178,13 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
         const s = stream;
         await new Promise<void>((r) => s.end(r));
       }
-      server?.stop();
+      if (server) {
+        await waitForQuit(write);
+        server.stop();
+        // The relay's HTTP server waits for open browser/websocket connections, which would keep
+        // the process alive; once everything else is done, leave anyway (unref: no delay otherwise).
+        setTimeout(() => process.exit(process.exitCode ?? 0), 500).unref();
+      }
     },
   };
 }

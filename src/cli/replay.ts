@@ -108,8 +108,9 @@ export async function run(argv: string[]): Promise<number> {
     const observer = inspection?.observer;
     const { attachInspection } = await import('./inspect');
     report = await replayTrace(trace, { ...options, onController: observer ? (c) => attachInspection(c.actor, observer) : undefined });
-  } finally {
+  } catch (err) {
     await inspection?.close();
+    throw err;
   }
   if (typeof flags.timeline === 'string') {
     const { writeTimeline } = await import('./timeline');
@@ -122,6 +123,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (flags.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   else process.stdout.write(formatReport(report));
+  await inspection?.close();
   return report.invariants.ok ? 0 : 1;
 }
 
