@@ -128,7 +128,7 @@ export async function run(argv: string[]): Promise<number> {
   // Both runs share one time axis so the bars compare: the post-stream turn's length, plus room.
   const expectedPost = script.endMs + Math.max(latency.read_file, latency.grep) + latency.edit_file;
   const scaleMs = Math.ceil((expectedPost * 1.15) / (500 * scale)) * 500 * scale;
-  const width = Math.max(30, Math.min(64, (out.columns ?? 100) - 2 - 16 - 30));
+  const width = Math.max(24, Math.min(64, (out.columns ?? 100) - 2 - 16 - 2 - 34));
 
   write(
     `\n${style.bold(color, 'sluice demo')} — a coding turn from a scripted model on ${upstream.url} (no network, no keys)\n` +

@@ -160,6 +160,28 @@ export function legend(color: boolean): string {
   return `  ${style.cyan(color, '░')} arguments streaming   ${style.dim(color, '·')} ready, waiting to start   ${style.green(color, '█')} read-only tool running   ${style.yellow(color, '█')} edit running   ${style.dim(color, '┊')} stream end`;
 }
 
+const CSI = new RegExp(`^${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`);
+
+/** Cut `s` to `cols` visible characters, keeping ANSI colour sequences intact. */
+export function fit(s: string, cols: number): string {
+  let visible = 0;
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) === 27) {
+      const m = CSI.exec(s.slice(i));
+      if (m) {
+        out += m[0];
+        i += m[0].length - 1;
+        continue;
+      }
+    }
+    if (visible >= cols) continue;
+    out += s[i];
+    visible++;
+  }
+  return out;
+}
+
 /** Redraws the chart in place (TTY). */
 export class LiveView {
   private timer?: NodeJS.Timeout;
@@ -185,7 +207,9 @@ export class LiveView {
   }
 
   draw(final = false): void {
-    const lines = this.frame(final);
+    const cols = this.out.columns ?? 100;
+    // A wrapped line would break the cursor arithmetic of the redraw: cut every line to fit.
+    const lines = this.frame(final).map((l) => fit(l, cols - 1));
     let s = this.drawn > 0 ? `\x1b[${this.drawn}F\x1b[J` : '';
     s += lines.join('\n') + '\n';
     this.out.write(s);

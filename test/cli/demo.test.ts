@@ -83,3 +83,35 @@ describe('sluice demo', () => {
     await expect(demo(['--timeline', 'x.png'])).rejects.toThrow(/\.svg or \.html/);
   });
 });
+
+describe('demo terminal chart', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { renderChart, fit } = require('../../src/demo/render') as typeof import('../../src/demo/render');
+  const turn = {
+    dispatch: 'streaming' as const,
+    now: () => 1000,
+    textChars: 10,
+    streamEndMs: 600,
+    finish: 'tool_calls',
+    turnDoneMs: 900,
+    calls: [
+      { index: 0, attempt: 1, name: 'read_file', kind: 'read', phase: 'resulted' as const, phases: [], openMs: 100, completeMs: 200, startedMs: 200, resultMs: 500, argsBytes: 20, ok: true, resultChars: 2048 },
+      { index: 1, attempt: 1, name: 'edit_file', kind: 'edit', phase: 'resulted' as const, phases: [], openMs: 300, completeMs: 400, startedMs: 600, resultMs: 900, argsBytes: 40, ok: true, resultChars: 10 },
+    ],
+  };
+
+  it('draws argument streaming, waiting and running at their times (one column = 100 ms here)', () => {
+    const lines = renderChart(turn, { scaleMs: 1000, width: 10, color: false });
+    const bar = (l: string) => l.slice(2 + 16, 2 + 16 + 10);
+    expect(bar(lines[1]!)).toBe('━━━━━━┊   '); // stream until 600 ms, then its end marker
+    expect(bar(lines[2]!)).toBe(' ░███ ┊   '); // read: args 100–200, runs 200–500 (early)
+    expect(bar(lines[3]!)).toBe('   ░··███ '); // edit: args 300–400, waits for the stream end, runs 600–900
+    expect(lines[2]).toContain('resulted   ok 2.0 KB');
+  });
+
+  it('cuts lines to the terminal width without breaking colour codes', () => {
+    const esc = String.fromCharCode(27);
+    expect(fit(`${esc}[1mhello${esc}[0m world`, 7)).toBe(`${esc}[1mhello${esc}[0m w`);
+    expect(fit('abc', 10)).toBe('abc');
+  });
+});
