@@ -262,7 +262,11 @@ export const turnMachine = setup({
       if (context.closing) return;
       const s = context.settings;
       const calls = context.calls;
-      const rel = decideReleases(calls, context.releaseFrontier, { singleTool: s.singleTool, released: context.released });
+      const rel = decideReleases(calls, context.releaseFrontier, {
+        singleTool: s.singleTool,
+        released: context.released,
+        streamEnded: context.streamEnded,
+      });
       for (const i of rel.release) {
         const v = calls[i]!;
         v.phase = 'released';

@@ -558,7 +558,11 @@ export class TurnController {
     if (event) this.flushPending(index);
     if (event) this.emitOutput(event);
     this.resolvedSet.add(index);
-    while (this.frontier < this.opened && (this.resolvedSet.has(this.frontier) || !this.slots.has(this.frontier)))
+    // A missing index holds the frontier until the stream ends (it may still appear).
+    while (
+      this.frontier < this.opened &&
+      (this.resolvedSet.has(this.frontier) || (this.streamEnded && !this.slots.has(this.frontier)))
+    )
       this.frontier++;
     this.flushPending(this.frontier);
     this.maybeFinishOutput();

@@ -16,6 +16,11 @@ export interface ReleaseView {
 }
 
 export interface ReleaseContext {
+  /**
+   * The stream has ended. Until then an index that has not appeared yet (a gap, or a lower index
+   * that arrives after a higher one) is a barrier too; at the end of the stream it is no call.
+   */
+  streamEnded: boolean;
   /** `disable_parallel_tool_use` / `parallel_tool_calls: false`: at most one released call. */
   singleTool: boolean;
   /** Calls released so far in this attempt. */
@@ -32,8 +37,8 @@ export interface ReleaseDecision {
 }
 
 /** Phases that no longer hold the ordered-prefix barrier. */
-export function passesBarrier(v: ReleaseView | undefined): boolean {
-  if (v === undefined) return true; // an index that never appeared is not a call
+export function passesBarrier(v: ReleaseView | undefined, streamEnded = false): boolean {
+  if (v === undefined) return streamEnded; // a missing index may still appear until the stream ends
   if (v.suppressed) return true;
   switch (v.phase) {
     case 'released':
@@ -67,7 +72,7 @@ export function decideReleases(
       }
       continue;
     }
-    if (!passesBarrier(v)) break; // a pending earlier call is a barrier for every later one
+    if (!passesBarrier(v, ctx.streamEnded)) break; // a pending earlier call is a barrier for every later one
   }
   return { release, suppress, frontier: i };
 }

@@ -279,6 +279,23 @@ describe('completion evidence and late events', () => {
     expect(kinds(r.out)).toEqual(['tool_use:0', 'tool_use:1']);
   });
 
+  test('a lower index that appears after a higher one: both released in model order', () => {
+    const r = drive([id(1, 'c1', 'b'), frag(1, '{"y":2}')]);
+    expect(toolUses(r.out)).toHaveLength(0); // index 0 may still appear
+    r.c.feed(id(0, 'c0', 'a'));
+    r.c.feed(frag(0, '{"x":1}'));
+    expect(kinds(r.out)).toEqual(['tool_use:0', 'tool_use:1']);
+    r.c.feed(end);
+    expect(endOf(r.out)?.released).toBe(2);
+  });
+
+  test('an index gap that is never filled holds later calls until the end of the stream', () => {
+    const r = drive([id(1, 'c1', 'b'), frag(1, '{"y":2}'), finish()]);
+    expect(toolUses(r.out)).toHaveLength(0);
+    r.c.feed(end);
+    expect(kinds(r.out)).toEqual(['tool_use:1', 'end']);
+  });
+
   test('empty-string identity never overwrites a known one', () => {
     const r = drive([id(0, 'c0', 'read'), { type: 'call.identity', index: 0, id: '', name: '' }, frag(0, '{}'), end]);
     expect(toolUses(r.out)[0]).toMatchObject({ backendId: 'c0', name: 'read' });

@@ -85,12 +85,10 @@ describe('OpenAI-chat bytes → release', () => {
     });
   });
 
-  // Known SUT bug (reported, open): a call index whose first chunk arrives after a higher index
-  // was released is never released, and the message never ends (no `end` output, the turn stays
-  // in draining): `passesBarrier(undefined)` in src/release/rules.ts lets the release frontier
-  // pass an index that has not appeared yet, and nothing looks behind the frontier later.
-  // Remove `.failing` once fixed.
-  test.failing('an index that first appears after a higher one (1 before 0): both released in order, the message ends', () => {
+  // Regression (found by these properties): a lower index whose first chunk arrives after a higher
+  // one was never released and the message never ended. A missing index is now a barrier until the
+  // stream ends (src/release/rules.ts passesBarrier).
+  test('an index that first appears after a higher one (1 before 0): both released in order, the message ends', () => {
     const s: ChatScenario = {
       calls: [
         { id: 'call_0', name: 'read_file', args: '{"a":0}', cuts: [], lateName: false },
