@@ -36,7 +36,7 @@
  * cachedTokens = cache_read_input_tokens, outputTokens = output_tokens.
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
 
 const enum Kind {
   Text,
@@ -95,7 +95,7 @@ export class AnthropicAdapter extends BaseAdapter {
   /** Block indices already warned about (unknown delta/stop), per message. */
   private warnedIndices: Set<number> | undefined;
 
-  protected onPayload(p: Obj, out: StreamEvent[]): void {
+  protected onPayload(p: Obj, out: EventSink): void {
     switch (p.type) {
       case 'content_block_delta':
         this.delta(p, out);
@@ -137,12 +137,12 @@ export class AnthropicAdapter extends BaseAdapter {
     }
   }
 
-  protected override onEnd(out: StreamEvent[]): void {
+  protected override onEnd(out: EventSink): void {
     this.checkUnclosed(out);
   }
 
   /** Blocks left open at message_stop / end of stream: no completion evidence for their calls. */
-  private checkUnclosed(out: StreamEvent[]): void {
+  private checkUnclosed(out: EventSink): void {
     if (this.openBlocks <= 0) return;
     out.push({
       type: 'warning',
@@ -153,7 +153,7 @@ export class AnthropicAdapter extends BaseAdapter {
     this.blocks = [];
   }
 
-  private messageStart(p: Obj, out: StreamEvent[]): void {
+  private messageStart(p: Obj, out: EventSink): void {
     if (this.openBlocks > 0) {
       out.push({
         type: 'warning',
@@ -178,7 +178,7 @@ export class AnthropicAdapter extends BaseAdapter {
     out.push(ev);
   }
 
-  private blockStart(p: Obj, out: StreamEvent[]): void {
+  private blockStart(p: Obj, out: EventSink): void {
     const index = num(p.index);
     const cb = isObj(p.content_block) ? p.content_block : undefined;
     if (index === undefined || cb === undefined) {
@@ -252,7 +252,7 @@ export class AnthropicAdapter extends BaseAdapter {
     this.blocks[index] = block;
   }
 
-  private delta(p: Obj, out: StreamEvent[]): void {
+  private delta(p: Obj, out: EventSink): void {
     const index = p.index as number;
     const block = typeof index === 'number' ? this.blocks[index] : undefined;
     if (block === undefined) {
@@ -304,7 +304,7 @@ export class AnthropicAdapter extends BaseAdapter {
     );
   }
 
-  private blockStop(p: Obj, out: StreamEvent[]): void {
+  private blockStop(p: Obj, out: EventSink): void {
     const index = num(p.index);
     const block = index === undefined ? undefined : this.blocks[index];
     if (index === undefined || block === undefined) {
@@ -321,7 +321,7 @@ export class AnthropicAdapter extends BaseAdapter {
     }
   }
 
-  private unknownIndex(index: unknown, out: StreamEvent[]): void {
+  private unknownIndex(index: unknown, out: EventSink): void {
     const i = typeof index === 'number' ? index : -1;
     this.warnedIndices ??= new Set();
     if (this.warnedIndices.has(i)) return;
@@ -333,7 +333,7 @@ export class AnthropicAdapter extends BaseAdapter {
     });
   }
 
-  private messageDelta(p: Obj, out: StreamEvent[]): void {
+  private messageDelta(p: Obj, out: EventSink): void {
     if (isObj(p.usage)) {
       const u = anthropicUsage(p.usage);
       if (u !== undefined) out.push({ type: 'usage', usage: u });

@@ -6,6 +6,42 @@ import type { Adapter, StreamEvent, WireFormat } from './events';
 
 export type Obj = Record<string, unknown>;
 
+/**
+ * Where adapters append events. An array works; the stream reader passes a collector that keeps
+ * one growing buffer and hands out exact-size arrays (an empty `[]` that is pushed into costs a
+ * 17-slot backing store: that was most of the reader's allocation per event).
+ */
+export interface EventSink {
+  push(e: StreamEvent): unknown;
+}
+
+/** Reusable sink: `take()` returns the events collected since the last take, as a new packed array. */
+export class EventCollector implements EventSink {
+  private items: StreamEvent[] = [];
+  private n = 0;
+  push(e: StreamEvent): void {
+    this.items[this.n++] = e;
+  }
+  take(): StreamEvent[] {
+    const n = this.n;
+    if (n === 0) return [];
+    const items = this.items;
+    if (n === 1) {
+      // The common case on a token stream: one event per chunk.
+      const e = items[0];
+      items[0] = undefined as unknown as StreamEvent;
+      this.n = 0;
+      return [e];
+    }
+    const out = items.slice(0, n);
+    // Drop references so returned events (and their text) are not retained by the reader.
+    for (let i = 0; i < n; i++) items[i] = undefined as unknown as StreamEvent;
+    if (n > 1024) this.items = [];
+    this.n = 0;
+    return out;
+  }
+}
+
 export function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -53,7 +89,7 @@ export abstract class BaseAdapter implements Adapter {
   }
 
   /** Append the events for one payload to `out`. */
-  pushInto(payload: unknown, out: StreamEvent[]): void {
+  pushInto(payload: unknown, out: EventSink): void {
     // Hot path: an object payload before end().
     if (typeof payload === 'object' && payload !== null && !this.ended && !Array.isArray(payload)) {
       this.onPayload(payload as Obj, out);
@@ -79,7 +115,7 @@ export abstract class BaseAdapter implements Adapter {
   }
 
   /** Append the end-of-stream events (always ending with `stream.end`) to `out`. */
-  endInto(out: StreamEvent[]): void {
+  endInto(out: EventSink): void {
     if (this.ended) return;
     this.ended = true;
     this.onEnd(out);
@@ -89,14 +125,14 @@ export abstract class BaseAdapter implements Adapter {
   /** Arrays of payloads are unpacked (Gemini's non-SSE stream is a JSON array). */
   protected acceptsArrays = false;
 
-  protected abstract onPayload(payload: Obj, out: StreamEvent[]): void;
-  protected onDone(_out: StreamEvent[]): void {
+  protected abstract onPayload(payload: Obj, out: EventSink): void;
+  protected onDone(_out: EventSink): void {
     // '[DONE]' carries no information beyond "the stream ends"; end() closes the stream.
   }
-  protected onEnd(_out: StreamEvent[]): void {}
+  protected onEnd(_out: EventSink): void {}
 
   /** Emit a warning once per key for the life of the adapter. */
-  protected warnOnce(out: StreamEvent[], code: string, message: string, key: string = code): void {
+  protected warnOnce(out: EventSink, code: string, message: string, key: string = code): void {
     this.warned ??= new Set();
     if (this.warned.has(key)) return;
     this.warned.add(key);
@@ -106,8 +142,8 @@ export abstract class BaseAdapter implements Adapter {
 
 /** Adapters built on BaseAdapter expose `pushInto`/`endInto`; others only `push`/`end`. */
 export interface FastAdapter extends Adapter {
-  pushInto(payload: unknown, out: StreamEvent[]): void;
-  endInto(out: StreamEvent[]): void;
+  pushInto(payload: unknown, out: EventSink): void;
+  endInto(out: EventSink): void;
 }
 
 export function isFastAdapter(a: Adapter): a is FastAdapter {

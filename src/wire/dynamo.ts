@@ -24,14 +24,14 @@
  *    other 4xx invalid_request_error, 5xx api_error); otherwise the type is `api_error` (retryable).
  *    A wrapped annotated chunk `{ data: <chunk>, event?, comment? }` is unwrapped.
  */
-import { isRetryableErrorType, type StreamEvent } from './events';
-import { isObj, type Obj } from './common';
+import { isRetryableErrorType } from './events';
+import { type EventSink, isObj, type Obj } from './common';
 import { errorTypeFrom, OpenAIChatAdapter } from './openaiChat';
 
 export class DynamoAdapter extends OpenAIChatAdapter {
   override readonly format = 'dynamo' as const;
 
-  protected override onPayload(p: Obj, out: StreamEvent[]): void {
+  protected override onPayload(p: Obj, out: EventSink): void {
     if (typeof p.event === 'string' && p.choices === undefined) {
       if (p.event === 'error') {
         this.annotatedError(p, out);
@@ -45,15 +45,15 @@ export class DynamoAdapter extends OpenAIChatAdapter {
     super.onPayload(p, out);
   }
 
-  protected override choiceExtras(choice: Obj, out: StreamEvent[]): void {
+  protected override choiceExtras(choice: Obj, out: EventSink): void {
     if (choice.tool_call_completion !== undefined) this.completions(choice.tool_call_completion, out);
   }
 
-  protected override chunkExtras(chunk: Obj, out: StreamEvent[]): void {
+  protected override chunkExtras(chunk: Obj, out: EventSink): void {
     if (chunk.tool_call_completion !== undefined) this.completions(chunk.tool_call_completion, out);
   }
 
-  private completions(records: unknown, out: StreamEvent[]): void {
+  private completions(records: unknown, out: EventSink): void {
     if (!Array.isArray(records)) {
       this.warnOnce(out, 'bad_completion_record', 'dynamo: tool_call_completion is not an array; ignored');
       return;
@@ -72,7 +72,7 @@ export class DynamoAdapter extends OpenAIChatAdapter {
     }
   }
 
-  private annotatedError(p: Obj, out: StreamEvent[]): void {
+  private annotatedError(p: Obj, out: EventSink): void {
     const comments = Array.isArray(p.comment)
       ? p.comment.filter((c): c is string => typeof c === 'string')
       : typeof p.comment === 'string'

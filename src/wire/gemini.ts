@@ -37,7 +37,7 @@
  * - Only candidate 0 is followed.
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
 
 const FILTER_REASONS = new Set([
   'SAFETY',
@@ -130,7 +130,7 @@ export class GeminiAdapter extends BaseAdapter {
   private open: OpenCall | undefined;
   private lastUsage = '';
 
-  protected onPayload(p: Obj, out: StreamEvent[]): void {
+  protected onPayload(p: Obj, out: EventSink): void {
     if (isObj(p.error)) {
       const e = p.error;
       const status = nonEmpty(e.status) ?? (typeof e.code === 'number' ? String(e.code) : 'api_error');
@@ -194,11 +194,11 @@ export class GeminiAdapter extends BaseAdapter {
     }
   }
 
-  protected override onEnd(out: StreamEvent[]): void {
+  protected override onEnd(out: EventSink): void {
     this.closeOpen(out);
   }
 
-  private part(part: Obj, out: StreamEvent[]): void {
+  private part(part: Obj, out: EventSink): void {
     const sig = nonEmpty(part.thoughtSignature);
     if (sig !== undefined) out.push({ type: 'thinking.signature', signature: sig });
     const fc = part.functionCall;
@@ -212,7 +212,7 @@ export class GeminiAdapter extends BaseAdapter {
     }
   }
 
-  private identity(index: number, fc: Obj, out: StreamEvent[]): void {
+  private identity(index: number, fc: Obj, out: EventSink): void {
     const ev: StreamEvent & { type: 'call.identity' } = {
       type: 'call.identity',
       index,
@@ -223,7 +223,7 @@ export class GeminiAdapter extends BaseAdapter {
     out.push(ev);
   }
 
-  private functionCall(fc: Obj, out: StreamEvent[]): void {
+  private functionCall(fc: Obj, out: EventSink): void {
     const named = nonEmpty(fc.name) !== undefined;
     const continues = fc.willContinue === true;
     const partial = fc.partialArgs;
@@ -269,7 +269,7 @@ export class GeminiAdapter extends BaseAdapter {
     if (!continues) this.closeOpen(out);
   }
 
-  private applyPartial(entry: Obj, out: StreamEvent[]): void {
+  private applyPartial(entry: Obj, out: EventSink): void {
     const open = this.open as OpenCall;
     const path = typeof entry.jsonPath === 'string' ? parseJsonPath(entry.jsonPath) : undefined;
     if (path === undefined || path.length === 0) {
@@ -329,7 +329,7 @@ export class GeminiAdapter extends BaseAdapter {
     }
   }
 
-  private closeOpen(out: StreamEvent[]): void {
+  private closeOpen(out: EventSink): void {
     const open = this.open;
     if (open === undefined) return;
     this.open = undefined;
@@ -337,7 +337,7 @@ export class GeminiAdapter extends BaseAdapter {
     out.push({ type: 'call.complete', index: open.index });
   }
 
-  private usage(u: Obj, out: StreamEvent[]): void {
+  private usage(u: Obj, out: EventSink): void {
     const prompt = num(u.promptTokenCount);
     const cands = num(u.candidatesTokenCount);
     const thoughts = num(u.thoughtsTokenCount);

@@ -13,7 +13,7 @@
  * they plug in through `registerTextAdapterFactory` (process-wide) or the `textAdapter` option.
  */
 import type { Adapter, StreamEvent, WireFormat } from './events';
-import { isFastAdapter, isObj, warning } from './common';
+import { EventCollector, type EventSink, isFastAdapter, isObj, warning } from './common';
 import { AnthropicAdapter } from './anthropic';
 import { OpenAIChatAdapter } from './openaiChat';
 import { OpenAIResponsesAdapter } from './openaiResponses';
@@ -87,8 +87,11 @@ export interface StreamReaderOptions extends AdapterOptions {
 
 export interface StreamReader {
   readonly format: WireFormat;
-  /** Feed raw SSE bytes or text; returns the events completed by this chunk. */
-  write(chunk: string | Uint8Array): StreamEvent[];
+  /**
+   * Feed raw SSE bytes or text; returns the events completed by this chunk. With `into`, the
+   * events are appended to that array (which is returned): a hot loop can reuse one array.
+   */
+  write(chunk: string | Uint8Array, into?: StreamEvent[]): StreamEvent[];
   /** End of the byte stream: returns the remaining events, ending with `stream.end`. */
   end(): StreamEvent[];
 }
@@ -98,7 +101,8 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
   const adapter = options.adapter ?? createAdapter(format, options);
   const fast = isFastAdapter(adapter) ? adapter : undefined;
   // The events of the current write()/end() call: the decoder's callbacks append to it.
-  let cur: StreamEvent[] = [];
+  const collector = new EventCollector();
+  let cur: EventSink = collector;
   const push = (payload: unknown): void => {
     if (fast !== undefined) fast.pushInto(payload, cur);
     else for (const e of adapter.push(payload)) cur.push(e);
@@ -161,18 +165,21 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
 
   return {
     format,
-    write(chunk) {
-      if (ended) return [];
-      const out: StreamEvent[] = [];
-      cur = out;
+    write(chunk, into) {
+      if (ended) return into ?? [];
+      if (into !== undefined) {
+        cur = into;
+        decoder.feed(chunk);
+        cur = collector;
+        return into;
+      }
       decoder.feed(chunk);
-      return out;
+      return collector.take();
     },
     end() {
       if (ended) return [];
       ended = true;
-      const out: StreamEvent[] = [];
-      cur = out;
+      const out = collector; // cur === collector here
       const { truncated } = decoder.end();
       if (truncated) {
         out.push(
@@ -186,7 +193,7 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
       }
       if (fast !== undefined) fast.endInto(out);
       else for (const e of adapter.end()) out.push(e);
-      return out;
+      return out.take();
     },
   };
 }

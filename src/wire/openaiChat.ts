@@ -32,7 +32,7 @@
  * - `[DONE]` is optional and carries nothing; `end()` sends `stream.end`.
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -94,7 +94,7 @@ export class OpenAIChatAdapter extends BaseAdapter {
   private lastIndex = -1;
   private idToIndex: Map<string, number> | undefined;
 
-  protected onPayload(p: Obj, out: StreamEvent[]): void {
+  protected onPayload(p: Obj, out: EventSink): void {
     if (!this.started && (typeof p.id === 'string' || typeof p.model === 'string')) {
       this.started = true;
       const ev: StreamEvent & { type: 'message.start' } = { type: 'message.start' };
@@ -135,10 +135,10 @@ export class OpenAIChatAdapter extends BaseAdapter {
   }
 
   /** Hooks for dialects (Dynamo): extra fields on a choice / on the chunk. */
-  protected choiceExtras(_choice: Obj, _out: StreamEvent[]): void {}
-  protected chunkExtras(_chunk: Obj, _out: StreamEvent[]): void {}
+  protected choiceExtras(_choice: Obj, _out: EventSink): void {}
+  protected chunkExtras(_chunk: Obj, _out: EventSink): void {}
 
-  private delta(d: Obj, out: StreamEvent[]): void {
+  private delta(d: Obj, out: EventSink): void {
     let r = d.reasoning_content;
     if (typeof r !== 'string') r = d.reasoning;
     if (typeof r === 'string' && r.length > 0) out.push({ type: 'thinking.delta', text: r });
@@ -155,7 +155,7 @@ export class OpenAIChatAdapter extends BaseAdapter {
     }
   }
 
-  private toolCall(tc: Obj, out: StreamEvent[]): void {
+  private toolCall(tc: Obj, out: EventSink): void {
     let index = tc.index;
     const id = nonEmpty(tc.id);
     if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) {
@@ -174,7 +174,7 @@ export class OpenAIChatAdapter extends BaseAdapter {
     this.callDelta(index as number, id, isObj(tc.function) ? tc.function : undefined, out);
   }
 
-  private callDelta(index: number, id: string | undefined, fn: Obj | undefined, out: StreamEvent[]): void {
+  private callDelta(index: number, id: string | undefined, fn: Obj | undefined, out: EventSink): void {
     this.lastIndex = index;
     let st = this.calls[index];
     if (st === undefined) {

@@ -35,7 +35,7 @@
  * outputTokens = output_tokens.
  */
 import { isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
 
 interface ItemState {
   call: number;
@@ -77,7 +77,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
   private nextCall = 0;
   private errored = false;
 
-  protected onPayload(p: Obj, out: StreamEvent[]): void {
+  protected onPayload(p: Obj, out: EventSink): void {
     const type = p.type;
     switch (type) {
       case 'response.function_call_arguments.delta': {
@@ -158,7 +158,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
     }
   }
 
-  private created(p: Obj, out: StreamEvent[]): void {
+  private created(p: Obj, out: EventSink): void {
     this.items.clear();
     this.byOutputIndex.clear();
     this.nextCall = 0;
@@ -172,7 +172,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
     out.push(ev);
   }
 
-  private openCall(item: Obj, outputIndex: number | undefined, out: StreamEvent[]): ItemState {
+  private openCall(item: Obj, outputIndex: number | undefined, out: EventSink): ItemState {
     const st: ItemState = { call: this.nextCall++, hadDelta: false, completed: false };
     const itemId = nonEmpty(item.id);
     if (itemId !== undefined) this.items.set(itemId, st);
@@ -186,7 +186,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
     return st;
   }
 
-  private itemAdded(item: Obj, outputIndex: number | undefined, out: StreamEvent[]): void {
+  private itemAdded(item: Obj, outputIndex: number | undefined, out: EventSink): void {
     const t = item.type;
     if (t === 'function_call') {
       const st = this.openCall(item, outputIndex, out);
@@ -206,7 +206,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
     });
   }
 
-  private itemDone(item: Obj, outputIndex: number | undefined, out: StreamEvent[]): void {
+  private itemDone(item: Obj, outputIndex: number | undefined, out: EventSink): void {
     const t = item.type;
     if (t === 'function_call') {
       const itemId = nonEmpty(item.id);
@@ -222,7 +222,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
     }
   }
 
-  private lookup(p: Obj, out: StreamEvent[]): ItemState | undefined {
+  private lookup(p: Obj, out: EventSink): ItemState | undefined {
     const itemId = nonEmpty(p.item_id);
     let st = itemId !== undefined ? this.items.get(itemId) : undefined;
     if (st === undefined) {
@@ -240,7 +240,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
     return st;
   }
 
-  private complete(st: ItemState, args: unknown, out: StreamEvent[]): void {
+  private complete(st: ItemState, args: unknown, out: EventSink): void {
     if (st.completed) return;
     st.completed = true;
     if (!st.hadDelta && typeof args === 'string' && args.length > 0) {
@@ -250,7 +250,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
     out.push({ type: 'call.complete', index: st.call });
   }
 
-  private finished(p: Obj, incomplete: boolean, out: StreamEvent[]): void {
+  private finished(p: Obj, incomplete: boolean, out: EventSink): void {
     const r = isObj(p.response) ? p.response : {};
     if (isObj(r.usage)) {
       const u = responsesUsage(r.usage);

@@ -4,7 +4,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import { createStreamReader } from '../../src/wire';
-import type { WireFormat } from '../../src/wire/events';
+import type { StreamEvent, WireFormat } from '../../src/wire/events';
 
 /** A write_file-style argument object of about n bytes with escapes. */
 export function makeArgs(n: number): string {
@@ -116,8 +116,12 @@ export function chatSse(args: string): string[] {
 }
 
 /** The SPEC §9 baseline: eventsource-parser + JSON.parse per event + concat + one final parse. */
-export function minimalConsumer(format: 'anthropic' | 'openai-chat', chunks: readonly string[]): unknown {
+export function minimalConsumer(
+  format: 'anthropic' | 'openai-chat',
+  chunks: readonly (string | Uint8Array)[],
+): unknown {
   let buf = '';
+  const td = new TextDecoder();
   const p = createParser({
     onEvent(ev) {
       if (ev.data === '[DONE]') return;
@@ -131,16 +135,38 @@ export function minimalConsumer(format: 'anthropic' | 'openai-chat', chunks: rea
       }
     },
   });
-  for (const c of chunks) p.feed(c);
+  for (const c of chunks) p.feed(typeof c === 'string' ? c : td.decode(c, { stream: true }));
   return JSON.parse(buf);
 }
 
 /** sluice's reader doing the same job: events → concat fragments → one final parse. */
-export function sluiceConsumer(format: WireFormat, chunks: readonly string[]): unknown {
+export function sluiceConsumer(format: WireFormat, chunks: readonly (string | Uint8Array)[]): unknown {
   const r = createStreamReader(format);
   let buf = '';
   for (const c of chunks) {
     const evs = r.write(c);
+    for (let i = 0; i < evs.length; i++) {
+      const e = evs[i];
+      if (e.type === 'call.fragment') buf += e.text;
+    }
+  }
+  r.end();
+  return JSON.parse(buf);
+}
+
+/** The chunks as UTF-8 bytes (what a fetch body yields). */
+export function toBytes(chunks: readonly string[]): Uint8Array[] {
+  return chunks.map((c) => new Uint8Array(Buffer.from(c, 'utf8')));
+}
+
+/** Same, reusing one event array across writes (`write(chunk, into)`). */
+export function sluiceConsumerReuse(format: WireFormat, chunks: readonly string[]): unknown {
+  const r = createStreamReader(format);
+  let buf = '';
+  const evs: StreamEvent[] = [];
+  for (const c of chunks) {
+    evs.length = 0;
+    r.write(c, evs);
     for (let i = 0; i < evs.length; i++) {
       const e = evs[i];
       if (e.type === 'call.fragment') buf += e.text;
