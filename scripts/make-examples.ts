@@ -35,12 +35,38 @@ export const EARLY_CALL: TurnScript = {
   tools: [{ name: 'read_file', kind: 'read', durationMs: 1000, result: '{}' }],
 };
 
+/**
+ * Issue 7: raw open-model text (Hermes/Qwen markup inside OpenAI-chat `content`), one call whose
+ * closing marker arrives at 2,700 ms of a stream that ends at 5,800 ms.
+ */
+export function hermesTextTrace(): string {
+  const chunk = (content: string | null, finish: string | null = null) => ({
+    id: 'chatcmpl-text',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'qwen3',
+    choices: [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }],
+  });
+  const lines: Array<{ t: number; data: unknown }> = [
+    { t: 0, data: chunk('<think>Need the config.</think>Reading the config.\n') },
+    { t: 1200, data: chunk('<tool_call>\n{"name": "read_file", ') },
+    { t: 2000, data: chunk('"arguments": {"path": "config/settings.json"}}') },
+    { t: 2700, data: chunk('\n</tool_call>') },
+    { t: 4000, data: chunk('\nI will summarise it next.') },
+    { t: 5800, data: chunk(null, 'stop') },
+    { t: 5800, data: '[DONE]' },
+  ];
+  const header = { sluice: 'trace', format: 'text:hermes', tools: EARLY_CALL.tools };
+  return [header, ...lines].map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
 export function exampleFiles(): Map<string, string> {
   const files = new Map<string, string>();
   for (const f of SYNTH_FORMATS) {
     files.set(`coding-turn.${f}.trace.jsonl`, formatTrace(synthesizeTrace(f, CODING_TURN)));
     files.set(`early-call.${f}.trace.jsonl`, formatTrace(synthesizeTrace(f, EARLY_CALL)));
   }
+  files.set('early-call.text-hermes.trace.jsonl', hermesTextTrace());
   return files;
 }
 

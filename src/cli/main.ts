@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { UsageError } from './args';
+import { registerTextParsers } from '../parsers';
 
 /**
  * The `sluice` command. Each command lives in its own file and exports `run(argv) → exit code`;
@@ -32,6 +33,8 @@ Exit codes: 0 ok, 1 the run failed (bad trace, upstream error), 2 usage error.
 `;
 
 export async function main(argv: string[]): Promise<number> {
+  // `--format text:<family>` in every command reads raw open-model text through src/parsers.
+  registerTextParsers();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP);

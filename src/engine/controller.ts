@@ -15,7 +15,7 @@ import { repairTruncated } from '../args/repair';
 import type { TurnTraceEntry as TraceEntry } from '../history/trace';
 import type { HistoryMessage, ToolCallRecord, ToolResultRecord } from '../history/types';
 import type { OutputEvent } from '../release/output';
-import type { FinishReason, StreamErrorInfo, StreamEvent } from '../wire/events';
+import type { FinishReason, StreamErrorInfo, StreamEvent, WireFormat } from '../wire/events';
 import { type Clock, realClock } from './clock';
 
 /**
@@ -36,6 +36,17 @@ import { type Clock, realClock } from './clock';
  */
 
 export type CompletionMode = 'inferred' | 'evidence-only';
+
+/**
+ * The completion mode a wire format gets: inference only where the wire has no per-call evidence
+ * (OpenAI chat and Dynamo's chat chunks); every other format waits for its evidence (Anthropic
+ * content_block_stop, Responses .done, Gemini whole parts, a text family's closing marker).
+ */
+export function completionFor(format: WireFormat | undefined, requested?: CompletionMode): CompletionMode {
+  if (requested === 'evidence-only') return 'evidence-only';
+  if (format === undefined || format === 'openai-chat' || format === 'dynamo') return 'inferred';
+  return 'evidence-only';
+}
 
 export interface CallTiming {
   index: number;
@@ -95,6 +106,9 @@ export type RunToolFn = (call: RunToolInput, signal: AbortSignal) => Promise<Cal
 
 export interface ControllerOptions {
   mode?: 'gateway' | 'execute';
+  /** The wire format being fed: decides whether completion may be inferred (see `completionFor`). */
+  format?: WireFormat;
+  /** 'inferred' (default) infers completion where the format has no evidence; 'evidence-only' never does. */
   completion?: CompletionMode;
   singleTool?: boolean;
   maxAttempts?: number;
@@ -163,7 +177,7 @@ export class TurnController {
 
   constructor(opts: ControllerOptions = {}) {
     this.mode = opts.mode ?? 'gateway';
-    this.completion = opts.completion ?? 'inferred';
+    this.completion = completionFor(opts.format, opts.completion);
     this.clock = opts.clock ?? realClock();
     this.done = new Promise((r) => (this.resolveDone = r));
     const settings: TurnSettings = {

@@ -114,6 +114,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
   const clock = opts.clock ?? realClock();
   const controller = new TurnController({
     mode: 'execute',
+    format: opts.format,
     clock,
     inspect: opts.inspect,
     completion: policy.completion,

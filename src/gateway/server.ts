@@ -407,7 +407,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const ctrl = new TurnController({
       mode: 'gateway',
       singleTool: singleToolRequested(mreq),
-      completion: opts.completion ?? 'inferred',
+      format,
+      completion: opts.completion,
     });
     ctrl.events.on('warning', (w) => {
       stats.warnings++;

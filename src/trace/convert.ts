@@ -57,7 +57,12 @@ export function convertTrace(trace: Trace, opts: ConvertOptions = {}): ConvertRe
   const warnings: string[] = [];
   segments.forEach((seg, i) => {
     const last = i === segments.length - 1;
-    const c = new TurnController({ mode: 'gateway', completion: opts.completion, singleTool: opts.singleTool });
+    const c = new TurnController({
+      mode: 'gateway',
+      format: trace.format,
+      completion: opts.completion,
+      singleTool: opts.singleTool,
+    });
     const enc = new AnthropicSseEncoder(opts);
     const out: OutputEvent[] = [];
     c.events.on('output', (e) => out.push(e));

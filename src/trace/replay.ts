@@ -3,6 +3,7 @@ import type { Classification } from '../../machines/turn.machine';
 import {
   type CallTiming,
   type CompletionMode,
+  completionFor,
   type ControllerWarning,
   TurnController,
 } from '../engine/controller';
@@ -127,9 +128,10 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
   const byName = new Map((tools ?? []).map((t) => [t.name, t]));
   const mode = opts.mode ?? 'execute';
   const dispatch: Dispatch = opts.dispatch ?? 'streaming';
-  const completion = opts.completion ?? 'inferred';
+  const completion = completionFor(trace.format, opts.completion);
   const controller = new TurnController({
     mode,
+    format: trace.format,
     clock,
     completion,
     singleTool: opts.singleTool,

@@ -48,6 +48,14 @@ test.each(['anthropic', 'openai-responses', 'gemini', 'openai-chat'])(
   },
 );
 
+test('raw open-model text (--format text:hermes): released at the closing marker, not at the end', async () => {
+  const r = await replayJson('early-call.text-hermes.trace.jsonl');
+  expect(r.format).toBe('text:hermes');
+  expect(r.calls[0]!.releasedMs).toBe(2700); // the </tool_call> chunk, not 2,000 (the arguments close) or 5,800
+  expect(r.calls[0]!.input).toEqual({ path: 'config/settings.json' });
+  expect(r.history[0]).toMatchObject({ role: 'assistant', thinking: 'Need the config.' });
+});
+
 test('--completion evidence-only: the OpenAI-chat call is released at the finish chunk', async () => {
   const r = await replayJson('early-call.openai-chat.trace.jsonl', '--completion', 'evidence-only');
   expect(r.calls[0]!.releasedMs).toBe(5800);
