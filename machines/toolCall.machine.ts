@@ -44,14 +44,20 @@ export interface RunToolInput {
   input: Record<string, unknown>;
 }
 
+/** Runs one tool call; the signal fires when the call leaves `running` (discard, interrupt). */
+export type RunToolFn = (call: RunToolInput, signal: AbortSignal) => Promise<CallResult>;
+
 export interface ToolCallInput {
   index: number;
   attempt: number;
+  /** The embedder's tool runner, used by the default `runTool` actor (tests may `.provide()` another). */
+  run?: RunToolFn;
 }
 
 export interface ToolCallContext {
   index: number;
   attempt: number;
+  run?: RunToolFn;
   id?: string;
   name?: string;
   outcome?: ArgsOutcome;
@@ -103,9 +109,10 @@ export const toolCallMachine = setup({
     events: {} as ToolCallEvent,
   },
   actors: {
-    // Replaced by the controller through `.provide()`; a stub that fails loudly otherwise.
-    runTool: fromPromise<CallResult, RunToolInput>(async () => {
-      throw new Error('runTool is not provided');
+    // Calls the runner the turn was given (no per-turn `.provide()` needed); fails loudly without one.
+    runTool: fromPromise<CallResult, RunToolInput & { run?: RunToolFn }>(({ input, signal }) => {
+      const { run, ...call } = input;
+      return run ? run(call, signal) : Promise.reject(new Error('no tool runner configured'));
     }),
   },
   guards: {
@@ -146,6 +153,7 @@ export const toolCallMachine = setup({
   context: ({ input }) => ({
     index: input.index,
     attempt: input.attempt,
+    run: input.run,
     repaired: false,
     streamEnded: false,
   }),
@@ -194,7 +202,8 @@ export const toolCallMachine = setup({
       entry: { type: 'report', params: { phase: 'running' } },
       invoke: {
         src: 'runTool',
-        input: ({ context }): RunToolInput => ({
+        input: ({ context }): RunToolInput & { run?: RunToolFn } => ({
+          run: context.run,
           index: context.index,
           attempt: context.attempt,
           callId: context.id ?? '',

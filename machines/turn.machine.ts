@@ -7,6 +7,7 @@ import {
   type CallPhase,
   type CallResult,
   type CallStatusEvent,
+  type RunToolFn,
   toolCallMachine,
 } from './toolCall.machine';
 
@@ -46,6 +47,8 @@ export interface TurnSettings {
   maxConcurrent: number;
   onAbort: AbortMode;
   classify: (name: string, input: Record<string, unknown>) => Classification;
+  /** Runs a started call (execute mode); handed to every call actor. */
+  runTool?: RunToolFn;
 }
 
 export interface CallView {
@@ -185,7 +188,7 @@ export const turnMachine = setup({
       if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return {};
       const ref = spawn('toolCall', {
         id: `a${context.attempt}-c${event.index}`,
-        input: { index: event.index, attempt: context.attempt },
+        input: { index: event.index, attempt: context.attempt, run: context.settings.runTool },
       });
       context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
       return { calls: context.calls };

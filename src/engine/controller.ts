@@ -1,6 +1,6 @@
 import mitt, { type Emitter } from 'mitt';
-import { createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
-import { type CallResult, type RunToolInput, toolCallMachine } from '../../machines/toolCall.machine';
+import { createActor, type InspectionEvent, type Observer } from 'xstate';
+import type { CallResult, RunToolFn } from '../../machines/toolCall.machine';
 import {
   type AbortMode,
   type Classification,
@@ -102,7 +102,7 @@ export interface TurnSummary {
   trace: TraceEntry[];
 }
 
-export type RunToolFn = (call: RunToolInput, signal: AbortSignal) => Promise<CallResult>;
+export type { RunToolFn };
 
 export interface ControllerOptions {
   mode?: 'gateway' | 'execute';
@@ -189,17 +189,9 @@ export class TurnController {
       maxConcurrent: opts.maxConcurrent ?? 10,
       onAbort: opts.onAbort ?? 'commit',
       classify: opts.classify ?? DEFAULT_CLASSIFY,
+      runTool: opts.runTool,
     };
-    const runTool = opts.runTool;
-    const callMachine = toolCallMachine.provide({
-      actors: {
-        runTool: fromPromise<CallResult, RunToolInput>(({ input, signal }) =>
-          runTool ? runTool(input, signal) : Promise.reject(new Error('no tool runner configured')),
-        ),
-      },
-    });
-    const machine = turnMachine.provide({ actors: { toolCall: callMachine } });
-    this.actor = createActor(machine, {
+    this.actor = createActor(turnMachine, {
       input: { settings },
       clock: this.clock,
       inspect: opts.inspect,
