@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { diagramFiles, findRepoRoot, loadMachines, svgMarker } from '../src/viz/generate';
+import { diagramFiles, findRepoRoot, loadMachines, svgMarker, timelineFiles } from '../src/viz/generate';
 import { toDot } from '../src/viz/statechart';
 
 /**
  * Writes visualizations/: Mermaid + DOT sources of every machine in machines/, an SVG of each
  * (DOT rendered by Graphviz compiled to WebAssembly: @hpcc-js/wasm-graphviz, no browser, no
- * binary download) and a README that shows them.
+ * binary download), the timeline of the example coding turn, and a README that shows them.
  *
  *   npm run viz                          (build, then write)
  *   node dist/scripts/viz.js --check     (exit 1 when visualizations/ is stale; writes nothing)
@@ -31,6 +31,7 @@ export async function main(argv: string[]): Promise<number> {
   if (machines.length === 0) throw new Error('no machines found in machines/');
   const outDir = path.join(root, 'visualizations');
   const files = diagramFiles(machines);
+  for (const [name, text] of await timelineFiles(root)) files.set(name, text);
   const gv = await loadGraphviz();
   for (const m of machines) {
     const dot = toDot(m);

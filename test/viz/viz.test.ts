@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { and, assign, createMachine, fromPromise, not, setup } from 'xstate';
-import { diagramFiles, loadMachines, svgMarker } from '../../src/viz/generate';
+import { diagramFiles, loadMachines, svgMarker, timelineFiles } from '../../src/viz/generate';
 import { toDot, toMermaid, type VizMachine } from '../../src/viz/statechart';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -19,6 +19,12 @@ describe('visualizations/ is in sync with machines/', () => {
       const file = path.join(VIZ, name);
       expect({ name, exists: fs.existsSync(file) }).toEqual({ name, exists: true });
       expect({ name, text: fs.readFileSync(file, 'utf8') }).toEqual({ name, text });
+    }
+  });
+
+  it('has the timeline of the example turn as the replay draws it today', async () => {
+    for (const [name, text] of await timelineFiles(ROOT)) {
+      expect({ name, text: fs.readFileSync(path.join(VIZ, name), 'utf8') }).toEqual({ name, text });
     }
   });
 
