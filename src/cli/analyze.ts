@@ -21,6 +21,7 @@ Options:
   --tool-ms MS        without tool specs, treat every call as a read-only tool taking MS (default 1000)
   --pace MS           spacing of payloads in untimed recordings (default 10)
   --format FORMAT     wire format (default: detected)
+  --completion MODE   inferred (default) | evidence-only   (OpenAI-chat completion inference)
   --json              one JSON object per input (calls, head starts, savings)
   --markdown          print the summary as a Markdown table (for docs)
   -h, --help          this help
@@ -33,6 +34,7 @@ const SPEC = {
   'tool-ms': { type: 'string' },
   pace: { type: 'string' },
   format: { type: 'string' },
+  completion: { type: 'string', choices: ['inferred', 'evidence-only'] },
   json: { type: 'boolean' },
   markdown: { type: 'boolean' },
   help: { type: 'boolean' },
@@ -127,19 +129,27 @@ function loadTrace(file: string, format: string | undefined, pace: number): Trac
   return readTraceFile(file, format, pace);
 }
 
-export async function analyzeTrace(trace: Trace, opts: { tools?: SimToolSpec[]; toolMs?: number; pace?: number } = {}): Promise<Omit<Analysis, 'file'>> {
+export interface AnalyzeOptions {
+  tools?: SimToolSpec[];
+  toolMs?: number;
+  pace?: number;
+  completion?: 'inferred' | 'evidence-only';
+}
+
+export async function analyzeTrace(trace: Trace, opts: AnalyzeOptions = {}): Promise<Omit<Analysis, 'file'>> {
   let tools = opts.tools ?? trace.tools;
   let toolsFrom: Analysis['tools'] = opts.tools ? 'file' : 'trace';
   const assumed = tools === undefined;
   const toolMs = opts.toolMs ?? 1000;
   // Without specs, every call name is a read-only tool of toolMs (so the savings are comparable).
   const report: ReplayReport = await (async () => {
-    if (!assumed) return replayTrace(trace, { tools });
-    const first = await replayTrace(trace, { mode: 'gateway' });
+    const completion = opts.completion;
+    if (!assumed) return replayTrace(trace, { tools, completion });
+    const first = await replayTrace(trace, { mode: 'gateway', completion });
     const names = [...new Set(first.calls.map((c) => c.name).filter((n): n is string => !!n))];
     tools = names.map((name) => ({ name, kind: 'read', durationMs: toolMs }));
     toolsFrom = `assumed read ${toolMs} ms`;
-    return replayTrace(trace, { tools });
+    return replayTrace(trace, { tools, completion });
   })();
   const lastAttempt = Math.max(1, ...report.calls.map((c) => c.attempt));
   const lines = trace.attempts[Math.min(trace.attempts.length, lastAttempt) - 1]?.lines ?? [];
@@ -250,7 +260,8 @@ export async function run(argv: string[]): Promise<number> {
   for (const file of files) {
     try {
       const trace = loadTrace(file, format, pace);
-      rows.push({ file, ...(await analyzeTrace(trace, { tools, toolMs, pace })) });
+      const completion = flags.completion as AnalyzeOptions['completion'];
+      rows.push({ file, ...(await analyzeTrace(trace, { tools, toolMs, pace, completion })) });
     } catch (err) {
       if (!(err instanceof UsageError || err instanceof TraceError || err instanceof Error)) throw err;
       rows.push({ file, calls: [], error: err.message.replace(`${file}: `, '') });
