@@ -193,8 +193,14 @@ export class LiveView {
     private readonly o: Omit<ChartOptions, 'nowMs'>,
   ) {}
 
+  private readonly onSigint = (): void => {
+    this.out.write('\x1b[?25h\n');
+    process.exit(130);
+  };
+
   start(): void {
     this.out.write('\x1b[?25l'); // hide the cursor while redrawing
+    process.once('SIGINT', this.onSigint); // …and give it back on Ctrl+C
     this.draw();
     this.timer = setInterval(() => this.draw(), 50);
   }
@@ -221,6 +227,7 @@ export class LiveView {
     this.timer = undefined;
     this.draw(true);
     this.out.write('\x1b[?25h');
+    process.off('SIGINT', this.onSigint);
   }
 }
 
