@@ -1,4 +1,4 @@
-import { type ActorRefFrom, assign, emit, enqueueActions, setup } from 'xstate';
+import { type ActorRefFrom, assign, createActor, emit, enqueueActions, setup } from 'xstate';
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
@@ -49,6 +49,8 @@ export interface TurnSettings {
   classify: (name: string, input: Record<string, unknown>) => Classification;
   /** Runs a started call (execute mode); handed to every call actor. */
   runTool?: RunToolFn;
+  /** The call actor logic (tests may pass a stub); default `toolCallMachine`. */
+  callLogic?: typeof toolCallMachine;
 }
 
 export interface CallView {
@@ -98,6 +100,12 @@ export interface TurnContext {
   outcome?: TurnOutcome;
   /** Set on abort: nothing new is released or started. */
   closing: boolean;
+  /** Calls that turned invalid and wait for the executor's error result (execute mode). */
+  invalidQueue: number[];
+  /** A structured-output call is in the assistant message (SPEC §6.10). */
+  structuredReleased: boolean;
+  /** Released calls whose approval has not been requested yet. */
+  unrequestedApprovals: number;
 }
 
 export type TurnEvent =
@@ -167,7 +175,6 @@ export const turnMachine = setup({
     events: {} as TurnEvent,
     emitted: {} as TurnEmitted,
   },
-  actors: { toolCall: toolCallMachine },
   delays: {
     retryDelay: ({ context }) => retryDelayMs(context.settings, context.attempt),
   },
@@ -184,14 +191,22 @@ export const turnMachine = setup({
       event.type === 'turn.abort' && (event.mode ?? context.settings.onAbort) === 'drop',
   },
   actions: {
-    spawnCall: assign(({ context, event, spawn }) => {
-      if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return {};
-      const ref = spawn('toolCall', {
+    /**
+     * One call actor per call, created with this turn as its parent (same actor system: the
+     * inspector shows it under the turn, and its `sendParent` reports reach the turn). It is not
+     * entered in the turn snapshot's `children` map on purpose: XState copies that map on every
+     * spawn and stop, which made a turn with many live calls quadratic. A call actor ends itself
+     * in its final states.
+     */
+    spawnCall: enqueueActions(({ context, event, enqueue, self }) => {
+      if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return;
+      const ref = createActor(context.settings.callLogic ?? toolCallMachine, {
+        parent: self,
         id: `a${context.attempt}-c${event.index}`,
         input: { index: event.index, attempt: context.attempt, run: context.settings.runTool },
       });
       context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
-      return { calls: context.calls };
+      enqueue(() => ref.start());
     }),
     forwardToCall: enqueueActions(({ context, event, enqueue }) => {
       if (event.type === 'call.identity') {
@@ -251,15 +266,13 @@ export const turnMachine = setup({
           enqueue.emit({ type: 'tool.result', index: event.index, attempt: event.attempt, result: event.result });
       } else if (event.phase === 'invalid') {
         enqueue.emit({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
+        if (context.settings.mode === 'execute') context.invalidQueue.push(event.index);
       }
       const finished =
         event.phase === 'resulted' ||
         event.phase === 'discarded' ||
         (event.phase === 'invalid' && context.settings.mode === 'gateway');
-      if (finished && !v.retired) {
-        v.retired = true;
-        enqueue.stopChild(v.ref);
-      }
+      if (finished) v.retired = true; // final states end the call actor itself
     }),
     pump: enqueueActions(({ context, enqueue }) => {
       if (context.closing) return;
@@ -276,11 +289,8 @@ export const turnMachine = setup({
         v.inMessage = true;
         enqueue.sendTo(v.ref, { type: 'call.release' });
         enqueue.emit({ type: 'call.released', index: i, attempt: context.attempt });
-        if (s.mode === 'gateway') {
-          // Released is the end of a call's life on the gateway.
-          v.retired = true;
-          enqueue.stopChild(v.ref);
-        }
+        // Released is the end of a call's life on the gateway: nothing more is sent to it.
+        if (s.mode === 'gateway') v.retired = true;
         if (s.mode === 'execute' && v.problem) {
           v.settling = true;
           enqueue.sendTo(v.ref, { type: 'call.settle', result: v.problem });
@@ -291,41 +301,43 @@ export const turnMachine = setup({
         v.suppressed = true;
         enqueue.sendTo(v.ref, { type: 'call.discard' });
         v.retired = true;
-        enqueue.stopChild(v.ref);
         enqueue.emit({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
       }
       enqueue.assign({ releaseFrontier: rel.frontier, released: context.released + rel.release.length });
       if (s.mode !== 'execute') return;
 
       // Executor: answer invalid calls, apply structured-output suppression, then start what may start.
-      const structured = context.streamEnded && calls.some((v) => v?.inMessage && v.structuredOutput);
-      for (let i = context.startFrontier; i < calls.length; i++) {
+      for (const i of context.invalidQueue.splice(0)) {
         const v = calls[i];
-        if (!v || v.settling) continue;
-        if (v.phase === 'invalid') {
-          v.inMessage = true;
-          v.settling = true;
-          enqueue.sendTo(v.ref, { type: 'call.settle', result: INVALID_RESULT });
-        } else if (structured && v.phase === 'released' && !v.structuredOutput) {
-          v.settling = true;
-          enqueue.sendTo(v.ref, { type: 'call.settle', result: SUPPRESSED_RESULT });
+        if (!v || v.settling || v.phase !== 'invalid') continue;
+        v.inMessage = true;
+        v.settling = true;
+        enqueue.sendTo(v.ref, { type: 'call.settle', result: INVALID_RESULT });
+      }
+      let unrequested = context.unrequestedApprovals;
+      for (const i of rel.release) if (calls[i]!.approval === 'unrequested') unrequested++;
+      const structured =
+        context.structuredReleased || rel.release.some((i) => calls[i]!.structuredOutput === true);
+      if (structured && !context.structuredReleased) enqueue.assign({ structuredReleased: true });
+      if (structured && context.streamEnded) {
+        // Rare path: sweep the released siblings once the batch is known to carry structured output.
+        for (let i = context.startFrontier; i < calls.length; i++) {
+          const v = calls[i];
+          if (v && !v.settling && v.phase === 'released' && !v.structuredOutput) {
+            if (v.approval === 'unrequested') unrequested--;
+            v.settling = true;
+            enqueue.sendTo(v.ref, { type: 'call.settle', result: SUPPRESSED_RESULT });
+          }
         }
       }
-      // A call whose synthetic result is on its way counts as a running safe call: it is never
-      // started, later safe calls may go, and a later unsafe call waits until its result is in.
-      const views = calls.map((v) =>
-        v === undefined || v.suppressed
-          ? undefined
-          : v.settling
-            ? { phase: 'running' as const, safe: true, approval: v.approval }
-            : { phase: v.phase, safe: v.safe, approval: v.approval },
-      );
-      const st = decideStarts(views, context.startFrontier, {
+      const st = decideStarts(calls, context.startFrontier, {
         streamEnded: context.streamEnded,
         earlyStart: s.earlyStart,
         maxConcurrent: s.maxConcurrent,
         running: context.running,
+        unrequestedApprovals: unrequested,
       });
+      enqueue.assign({ unrequestedApprovals: unrequested - st.requestApproval.length });
       for (const i of st.requestApproval) {
         const v = calls[i]!;
         v.approval = 'pending';
@@ -362,12 +374,14 @@ export const turnMachine = setup({
         v.phase = 'discarded';
         if (v.retired) continue;
         v.retired = true;
-        enqueue.sendTo(v.ref, { type: 'call.discard' });
-        enqueue.stopChild(v.ref);
+        enqueue.sendTo(v.ref, { type: 'call.discard' }); // discarded is final: the actor ends itself
       }
     }),
     resetAttempt: assign({
       calls: () => [],
+      invalidQueue: () => [],
+      structuredReleased: false,
+      unrequestedApprovals: 0,
       releaseFrontier: 0,
       startFrontier: 0,
       released: 0,
@@ -416,6 +430,9 @@ export const turnMachine = setup({
     running: 0,
     streamEnded: false,
     closing: false,
+    invalidQueue: [],
+    structuredReleased: false,
+    unrequestedApprovals: 0,
   }),
   initial: 'streaming',
   on: {

@@ -21,6 +21,13 @@ export interface StartView {
   phase: CallPhase;
   safe: boolean;
   approval: Approval;
+  /** Beyond the single-tool limit: not a call for scheduling. */
+  suppressed?: boolean;
+  /**
+   * Its synthetic result is on its way: it is never started, later safe calls may go, and a later
+   * unsafe call waits until the result is recorded (it counts as a running safe call).
+   */
+  settling?: boolean;
 }
 
 export interface StartContext {
@@ -29,6 +36,12 @@ export interface StartContext {
   maxConcurrent: number;
   /** Calls currently running. */
   running: number;
+  /**
+   * How many released calls still wait for their approval request (approval 'unrequested'), when
+   * the caller knows. With 0 and the concurrency cap reached nothing more can happen, so the scan
+   * stops early (keeps a turn with many calls linear).
+   */
+  unrequestedApprovals?: number;
 }
 
 export interface StartDecision {
@@ -53,12 +66,17 @@ export function decideStarts(
   let allEarlierSettled = true;
   let i = frontier;
   // Advance the frontier over the settled prefix.
-  while (i < calls.length && (calls[i] === undefined || settled(calls[i]!.phase))) i++;
+  while (i < calls.length) {
+    const v = calls[i];
+    if (v !== undefined && !v.suppressed && !settled(v.phase)) break;
+    i++;
+  }
   const newFrontier = i;
 
   for (; i < calls.length; i++) {
-    const v = calls[i];
-    if (v === undefined || settled(v.phase)) continue;
+    const raw = calls[i];
+    if (raw === undefined || raw.suppressed || settled(raw.phase)) continue;
+    const v: StartView = raw.settling ? { phase: 'running', safe: true, approval: raw.approval } : raw;
     if (v.phase !== 'released' && v.phase !== 'running') {
       // invalid calls wait for the executor's settle; anything not yet released ends the released prefix
       if (v.phase === 'invalid') {
@@ -89,6 +107,7 @@ export function decideStarts(
       break; // an unsafe call is running: everything later waits
     }
     allEarlierSettled = false;
+    if (running >= ctx.maxConcurrent && ctx.unrequestedApprovals === requestApproval.length) break;
   }
   return { start, requestApproval, frontier: newFrontier };
 }
