@@ -73,6 +73,8 @@ export interface ControllerWarning {
 
 export type ControllerEvents = {
   output: OutputEvent;
+  /** A call became ready (identity + complete payload + JSON object), before the release barrier. */
+  'call.ready': CallTiming;
   'call.released': CallTiming;
   'call.suppressed': { index: number; attempt: number; reason: 'single_tool' | 'invalid' };
   'approval.request': { index: number; attempt: number; id: string; name: string; input: Record<string, unknown> };
@@ -406,7 +408,10 @@ export class TurnController {
       case 'call.ready': {
         if (e.attempt !== this.attempt) return;
         const s = this.slots.get(e.index);
-        if (s) s.timing.readyMs = this.clock.now();
+        if (s) {
+          s.timing.readyMs = this.clock.now();
+          this.events.emit('call.ready', s.timing);
+        }
         this.trace({
           t: this.clock.now(),
           kind: 'ready',
