@@ -65,6 +65,10 @@ Options (each has an environment variable; the flag wins):
   --log-level L             debug | info (default) | warn | error | silent. Logs are JSON lines
                             on stderr with ids, names, counts and timings — never message
                             text, tool arguments or results              [SLUICE_LOG_LEVEL]
+  --inspect                 relay every request's actors to the Stately inspector (local
+                            websocket relay, port SLUICE_INSPECT_PORT or 8080)
+  --inspect-log FILE        record XState inspection events as JSONL (contents redacted)
+  --inspect-contents        keep argument and result contents in inspection events
   --help                    this text
 
 Point a client at it:  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=dummy claude
@@ -90,6 +94,9 @@ export const SPEC: Record<string, FlagSpec> = {
   'system-messages': { type: 'string', choices: ['inline', 'merge'] },
   'strict-stop-reason': { type: 'boolean' },
   'log-level': { type: 'string', choices: LOG_LEVELS },
+  inspect: { type: 'boolean' },
+  'inspect-log': { type: 'string' },
+  'inspect-contents': { type: 'boolean' },
   help: { type: 'boolean' },
 };
 
@@ -209,6 +216,16 @@ export async function run(argv: string[]): Promise<number> {
   }
   const logger = new Logger(level);
   options.logger = logger;
+  const { flags } = parseArgs(argv, SPEC);
+  const inspection =
+    flags.inspect === true || typeof flags['inspect-log'] === 'string'
+      ? await (await import('./inspect')).createInspection({
+          inspect: flags.inspect === true,
+          logFile: typeof flags['inspect-log'] === 'string' ? flags['inspect-log'] : undefined,
+          contents: flags['inspect-contents'] === true,
+        })
+      : undefined;
+  options.inspect = inspection?.observer;
   if (options.format?.startsWith('text:')) {
     const factory = loadTextAdapterFactory();
     if (!factory) {
@@ -242,5 +259,6 @@ export async function run(argv: string[]): Promise<number> {
   });
   logger.info('stopping', {});
   await gw.close();
+  await inspection?.close();
   return 0;
 }

@@ -1,3 +1,4 @@
+import type { InspectionEvent } from 'xstate';
 /**
  * `sluice serve`: an Anthropic Messages gateway over an OpenAI-compatible backend.
  *
@@ -61,6 +62,8 @@ export interface GatewayOptions {
   textAdapter?: GatewayTextAdapterFactory;
   /** Completion inference for chat streams (SPEC §4). Default 'inferred'. */
   completion?: CompletionMode;
+  /** XState inspection observer for every request's turn (`sluice serve --inspect`, `--inspect-log`). */
+  inspect?: (event: InspectionEvent) => void;
   /** Largest accepted request body in bytes. Default 32 MiB. */
   maxBodyBytes?: number;
   /** Concurrent /v1/messages requests; more get 529 overloaded_error. Default 256. */
@@ -409,6 +412,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       singleTool: singleToolRequested(mreq),
       format,
       completion: opts.completion,
+      inspect: opts.inspect,
     });
     ctrl.events.on('warning', (w) => {
       stats.warnings++;
