@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { numberFlag, parseArgs, UsageError } from './args';
-import { readTraceFile } from './replay';
+import { readToolsFile, readTraceFile } from './replay';
 import { replayTrace, type ReplayReport } from '../trace/replay';
-import { parseToolSpecs, parseTrace, type SimToolSpec, type Trace, TraceError } from '../trace/trace';
+import { parseTrace, type SimToolSpec, type Trace, TraceError } from '../trace/trace';
 import type { WireFormat } from '../wire/events';
 
 export const ANALYZE_HELP = `sluice analyze <trace|dir>... [options]
@@ -186,13 +186,16 @@ export async function analyzeTrace(trace: Trace, opts: AnalyzeOptions = {}): Pro
   };
 }
 
-const ms = (v: number | undefined): string => (v === undefined ? '—' : `${Math.round(v).toLocaleString('en-US')} ms`);
+const ms = (v: number | undefined): string =>
+  v === undefined ? '—' : `${Math.round(v).toLocaleString('en-US')} ms`;
 const pct = (v: number | undefined): string => (v === undefined ? '—' : `${Math.round(v * 100)}%`);
 
 export function formatAnalysis(a: Analysis): string {
   const out: string[] = [`${a.file}`];
   if (a.error) return `${a.file}\n  cannot analyze: ${a.error}\n`;
-  out.push(`  format ${a.format} · ${a.timing} timing · ${a.chunks} chunks · stream end ${ms(a.streamEndMs)} · tools: ${a.tools}`);
+  out.push(
+    `  format ${a.format} · ${a.timing} timing · ${a.chunks} chunks · stream end ${ms(a.streamEndMs)} · tools: ${a.tools}`,
+  );
   if (a.calls.length === 0) {
     out.push('  no tool calls');
     return out.join('\n') + '\n';
@@ -203,8 +206,13 @@ export function formatAnalysis(a: Analysis): string {
       `  #${String(c.index).padEnd(4)} ${(c.name ?? '?').slice(0, 18).padEnd(18)}  ${ms(c.completeMs).padStart(9)}  ${ms(c.headStartMs).padStart(11)}  ${pct(c.headStartShare).padStart(9)}  ${String(c.chunksAfter ?? '—').padStart(12)}`,
     );
   }
-  const saved = a.savedMs !== undefined && a.postStreamMs ? ` (${pct(a.savedMs / a.postStreamMs)} of the post-stream turn)` : '';
-  out.push(`  turn: streaming ${ms(a.turnDoneMs)} · post-stream ${ms(a.postStreamMs)} · ideal ${ms(a.idealMs)} · saved ${ms(a.savedMs)}${saved}`);
+  const saved =
+    a.savedMs !== undefined && a.postStreamMs
+      ? ` (${pct(a.savedMs / a.postStreamMs)} of the post-stream turn)`
+      : '';
+  out.push(
+    `  turn: streaming ${ms(a.turnDoneMs)} · post-stream ${ms(a.postStreamMs)} · ideal ${ms(a.idealMs)} · saved ${ms(a.savedMs)}${saved}`,
+  );
   return out.join('\n') + '\n';
 }
 
@@ -217,7 +225,9 @@ export function markdownTable(rows: Analysis[], base?: string): string {
   for (const a of rows) {
     const name = base ? path.relative(base, a.file) : a.file;
     if (a.error) {
-      out.push(`| \`${name}\` | — | — | — | — | — | — | — | — | cannot analyze: ${a.error.replace(/\|/g, '\\|')} |`);
+      out.push(
+        `| \`${name}\` | — | — | — | — | — | — | — | — | cannot analyze: ${a.error.replace(/\|/g, '\\|')} |`,
+      );
       continue;
     }
     const maxOf = (f: (c: CallHeadStart) => number | undefined): number | undefined => {
@@ -225,7 +235,10 @@ export function markdownTable(rows: Analysis[], base?: string): string {
       return xs.length ? Math.max(...xs) : undefined;
     };
     const first = a.calls.length ? Math.min(...a.calls.map((c) => c.completeMs ?? Infinity)) : undefined;
-    const saved = a.savedMs !== undefined && a.postStreamMs ? `${ms(a.savedMs)} (${pct(a.savedMs / a.postStreamMs)})` : ms(a.savedMs);
+    const saved =
+      a.savedMs !== undefined && a.postStreamMs
+        ? `${ms(a.savedMs)} (${pct(a.savedMs / a.postStreamMs)})`
+        : ms(a.savedMs);
     out.push(
       `| \`${name}\` | ${a.format} | ${a.calls.length} | ${first === undefined || !Number.isFinite(first) ? '—' : ms(first)} | ${ms(maxOf((c) => c.headStartMs))} | ${pct(maxOf((c) => c.headStartShare))} | ${maxOf((c) => c.chunksAfter) ?? '—'} | ${ms(a.postStreamMs)} | ${ms(a.turnDoneMs)} | ${a.calls.length ? saved : '—'} |`,
     );
@@ -243,15 +256,7 @@ export async function run(argv: string[]): Promise<number> {
   const pace = numberFlag(flags.pace, 'pace', 10)!;
   const toolMs = numberFlag(flags['tool-ms'], 'tool-ms', 1000)!;
   let tools: SimToolSpec[] | undefined;
-  if (typeof flags.tools === 'string') {
-    if (!fs.existsSync(flags.tools)) throw new UsageError(`no such file: ${flags.tools}`);
-    try {
-      tools = parseToolSpecs(fs.readFileSync(flags.tools, 'utf8'));
-    } catch (err) {
-      if (err instanceof TraceError) throw new UsageError(`${flags.tools}: ${err.message}`);
-      throw err;
-    }
-  }
+  if (typeof flags.tools === 'string') tools = readToolsFile(flags.tools);
   const format = flags.format as string | undefined;
   // Open-model text formats need the text parsers (they register themselves when loaded).
   if (format?.startsWith('text:')) await import('../parsers');

@@ -54,9 +54,14 @@ export function parseArgs(argv: readonly string[], spec: Record<string, FlagSpec
   return { positionals, flags };
 }
 
-export function numberFlag(v: string | boolean | undefined, name: string, fallback?: number): number | undefined {
+export function numberFlag(
+  v: string | boolean | undefined,
+  name: string,
+  fallback?: number,
+): number | undefined {
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (typeof v !== 'string' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a non-negative number`);
+  if (typeof v !== 'string' || !Number.isFinite(n) || n < 0)
+    throw new UsageError(`--${name} must be a non-negative number`);
   return n;
 }

@@ -37,7 +37,11 @@ export async function run(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, SPEC);
   if (positionals.length !== 1) throw new UsageError('expected exactly one trace file');
   if (flags.to === undefined) throw new UsageError('--to is required (anthropic)');
-  const trace = readTraceFile(positionals[0]!, flags.format as string | undefined, numberFlag(flags.pace, 'pace'));
+  const trace = readTraceFile(
+    positionals[0]!,
+    flags.format as string | undefined,
+    numberFlag(flags.pace, 'pace'),
+  );
   const r = convertTrace(trace, {
     completion: flags.completion as 'inferred' | 'evidence-only' | undefined,
     singleTool: flags['single-tool'] === true,

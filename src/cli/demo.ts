@@ -1,3 +1,4 @@
+import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type DemoDispatch, type DemoTurnResult, type LiveTurn, runDemoTurn } from '../demo/run';
@@ -5,7 +6,7 @@ import { fmtS, legend, LiveView, PlainLog, renderChart, style } from '../demo/re
 import { demoScript } from '../demo/script';
 import { DEMO_LATENCY_MS, demoRegistry } from '../demo/tools';
 import { copyWorkspace, findSampleWorkspace, removeWorkspace } from '../demo/workspace';
-import { startScriptedUpstream, type ScriptLine } from '../gateway/scripted';
+import { scriptFromTrace, startScriptedUpstream } from '../gateway/scripted';
 import { checkTurn } from '../trace/invariants';
 import { synthesizeTrace } from '../trace/synth';
 import { numberFlag, parseArgs, UsageError } from './args';
@@ -40,9 +41,7 @@ const SPEC = {
   timeline: { type: 'string' },
   json: { type: 'boolean' },
   keep: { type: 'boolean' },
-  inspect: { type: 'boolean' },
-  'inspect-log': { type: 'string' },
-  'inspect-contents': { type: 'boolean' },
+  ...INSPECT_FLAGS,
   help: { type: 'boolean' },
 } as const;
 
@@ -91,7 +90,8 @@ export async function run(argv: string[]): Promise<number> {
   const scale = numberFlag(flags['time-scale'], 'time-scale', 1)!;
   if (scale <= 0 || scale > 20) throw new UsageError('--time-scale must be > 0 and ≤ 20');
   const timelineFile = typeof flags.timeline === 'string' ? flags.timeline : undefined;
-  if (timelineFile && !/\.(svg|html?)$/i.test(timelineFile)) throw new UsageError('--timeline must end in .svg or .html');
+  if (timelineFile && !/\.(svg|html?)$/i.test(timelineFile))
+    throw new UsageError('--timeline must end in .svg or .html');
   const out = process.stdout;
   const json = flags.json === true;
   const tty = out.isTTY === true && !json;
@@ -103,22 +103,17 @@ export async function run(argv: string[]): Promise<number> {
 
   const sample = findSampleWorkspace();
   if (!sample) {
-    process.stderr.write('sluice demo: the sample workspace (examples/workspace) was not found next to this installation\n');
+    process.stderr.write(
+      'sluice demo: the sample workspace (examples/workspace) was not found next to this installation\n',
+    );
     return 1;
   }
 
   const script = demoScript(scale);
   const trace = synthesizeTrace('openai-chat', script);
-  const lines: ScriptLine[] = trace.attempts[0]!.lines.map((l) => (l.kind === 'data' ? { t: l.t, data: l.data } : { t: l.t, end: true as const }));
-  const upstream = await startScriptedUpstream({ script: lines });
+  const upstream = await startScriptedUpstream({ script: scriptFromTrace(trace)[0]! });
 
-  const { createInspection } = await import('./inspect');
-  const inspection = await createInspection({
-    inspect: flags.inspect === true,
-    logFile: typeof flags['inspect-log'] === 'string' ? flags['inspect-log'] : undefined,
-    contents: flags['inspect-contents'] === true,
-    write: (s) => process.stderr.write(s),
-  });
+  const inspection = await inspectionFromFlags(flags, (s) => process.stderr.write(s));
 
   const latency = {
     read_file: Math.round(DEMO_LATENCY_MS.read_file * scale),
@@ -146,7 +141,9 @@ export async function run(argv: string[]): Promise<number> {
       write('\n');
       const ws = copyWorkspace(sample);
       let current: LiveTurn | undefined;
-      const view = live ? new LiveView(out, () => current, [style.bold(color, title)], { scaleMs, width, color }) : undefined;
+      const view = live
+        ? new LiveView(out, () => current, [style.bold(color, title)], { scaleMs, width, color })
+        : undefined;
       const log = live ? undefined : new PlainLog(write, dispatch);
       if (!live) write(`${title}\n`);
       view?.start();
@@ -160,7 +157,7 @@ export async function run(argv: string[]): Promise<number> {
             current = turn;
             log?.onChange(turn, change);
           },
-          inspect: inspection.observer,
+          inspect: inspection?.observer,
         });
       } finally {
         view?.stop();
@@ -173,11 +170,15 @@ export async function run(argv: string[]): Promise<number> {
       const app = fs.readFileSync(path.join(ws, 'src', 'app.ts'), 'utf8');
       const edited = app.includes('parseConfig(raw, { strict: true })');
       runs.push({ dispatch, result, workspace: ws, edited });
-      write(`  turn done in ${style.bold(color, fmtS(result.summary.turnDoneMs))}` + `  ·  stream ended at ${fmtS(result.live.streamEndMs)}` + `  ·  src/app.ts ${edited ? 'edited' : style.red(color, 'NOT edited')}\n`);
+      write(
+        `  turn done in ${style.bold(color, fmtS(result.summary.turnDoneMs))}` +
+          `  ·  stream ended at ${fmtS(result.live.streamEndMs)}` +
+          `  ·  src/app.ts ${edited ? 'edited' : style.red(color, 'NOT edited')}\n`,
+      );
     }
     write('\n' + legend(color) + '\n');
   } catch (err) {
-    await inspection.close();
+    await inspection?.close();
     throw err;
   } finally {
     await upstream.close();
@@ -188,8 +189,15 @@ export async function run(argv: string[]): Promise<number> {
   const s = streaming.result.summary.turnDoneMs;
   const p = post.result.summary.turnDoneMs;
   const saved = p - s;
-  const violations = [...checkTurn(streaming.result.summary.history, streaming.result.summary.trace), ...checkTurn(post.result.summary.history, post.result.summary.trace)];
-  const ok = runs.every((r) => r.result.summary.outcome === 'done' && r.edited && r.result.live.calls.every((c) => c.ok === true)) && violations.length === 0;
+  const violations = [
+    ...checkTurn(streaming.result.summary.history, streaming.result.summary.trace),
+    ...checkTurn(post.result.summary.history, post.result.summary.trace),
+  ];
+  const ok =
+    runs.every(
+      (r) =>
+        r.result.summary.outcome === 'done' && r.edited && r.result.live.calls.every((c) => c.ok === true),
+    ) && violations.length === 0;
 
   if (timelineFile) {
     const { writeChart, timelineFromDemo } = await import('./timeline');
@@ -197,9 +205,20 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   if (json) {
-    out.write(JSON.stringify({ savedMs: saved, streaming: runTimings(streaming), postStream: runTimings(post), ok }, null, 2) + '\n');
+    out.write(
+      JSON.stringify(
+        { savedMs: saved, streaming: runTimings(streaming), postStream: runTimings(post), ok },
+        null,
+        2,
+      ) + '\n',
+    );
   } else {
-    const early = streaming.result.live.calls.filter((c) => c.startedMs !== undefined && streaming.result.live.streamEndMs !== undefined && c.startedMs < streaming.result.live.streamEndMs).length;
+    const early = streaming.result.live.calls.filter(
+      (c) =>
+        c.startedMs !== undefined &&
+        streaming.result.live.streamEndMs !== undefined &&
+        c.startedMs < streaming.result.live.streamEndMs,
+    ).length;
     const calls = streaming.result.live.calls.length;
     write(
       `\n${style.bold(color, 'result')}\n` +
@@ -213,6 +232,6 @@ export async function run(argv: string[]): Promise<number> {
     );
   }
   if (!ok) process.stderr.write('sluice demo: the turn did not complete as expected (see above)\n');
-  await inspection.close();
+  await inspection?.close();
   return ok ? 0 : 1;
 }

@@ -60,13 +60,27 @@ function waitForQuit(write: (s: string) => void): Promise<void> {
 }
 
 /** Keys whose values are contents (tool arguments, results, model text). */
-const CONTENT_KEYS = new Set(['input', 'content', 'text', 'args', 'arguments', 'argsText', 'partial_json', 'thinking']);
+const CONTENT_KEYS = new Set([
+  'input',
+  'content',
+  'text',
+  'args',
+  'arguments',
+  'argsText',
+  'partial_json',
+  'thinking',
+]);
 
 /**
  * A JSON-safe copy of `value`: functions dropped, actor refs replaced by their id, cycles cut,
  * depth limited, and (unless `contents`) every content field replaced by its size.
  */
-export function redact(value: unknown, contents = false, depth = 8, seen: WeakSet<object> = new WeakSet()): unknown {
+export function redact(
+  value: unknown,
+  contents = false,
+  depth = 8,
+  seen: WeakSet<object> = new WeakSet(),
+): unknown {
   if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
   if (seen.has(value)) return '[cycle]';
   if (depth <= 0) return '[…]';
@@ -100,7 +114,8 @@ function slim(ev: unknown): unknown {
   const snap = e.snapshot as Record<string, unknown> | undefined;
   if (!snap || typeof snap !== 'object') return ev;
   const keep: Record<string, unknown> = {};
-  for (const k of ['status', 'value', 'context', 'output', 'error']) if (snap[k] !== undefined) keep[k] = snap[k];
+  for (const k of ['status', 'value', 'context', 'output', 'error'])
+    if (snap[k] !== undefined) keep[k] = snap[k];
   return { ...e, snapshot: keep };
 }
 
@@ -109,7 +124,10 @@ interface StatelyInspector {
   stop(): void;
 }
 interface InspectModule {
-  createInspector(adapter: { send(e: unknown): void; start?(): void; stop?(): void }, options?: Record<string, unknown>): StatelyInspector;
+  createInspector(
+    adapter: { send(e: unknown): void; start?(): void; stop?(): void },
+    options?: Record<string, unknown>,
+  ): StatelyInspector;
   createWebSocketInspector(options: Record<string, unknown>): StatelyInspector;
 }
 interface InspectServerModule {
@@ -121,7 +139,9 @@ async function load<T>(spec: string): Promise<T> {
     // A computed specifier: TypeScript leaves the ESM-only package alone; Node's require(esm) loads it.
     return (await import(spec)) as T;
   } catch (err) {
-    throw new Error(`inspection needs ${spec.split('/').slice(0, 2).join('/')} (a dev dependency of sluice): ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `inspection needs ${spec.split('/').slice(0, 2).join('/')} (a dev dependency of sluice): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -130,7 +150,11 @@ function ensurePortFree(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new UsageError(`--inspect: port ${port} is not available (${err.code ?? err.message}); set SLUICE_INSPECT_PORT`)),
+      reject(
+        new UsageError(
+          `--inspect: port ${port} is not available (${err.code ?? err.message}); set SLUICE_INSPECT_PORT`,
+        ),
+      ),
     );
     probe.listen(port, () => probe.close(() => resolve()));
   });
@@ -155,7 +179,9 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
   if (opts.logFile) {
     const s = fs.createWriteStream(opts.logFile);
     stream = s;
-    inspectors.push(mod.createInspector({ send: (e) => s.write(JSON.stringify(e) + '\n') }, inspectorOptions));
+    inspectors.push(
+      mod.createInspector({ send: (e) => s.write(JSON.stringify(e) + '\n') }, inspectorOptions),
+    );
   }
   if (opts.inspect) {
     const port = opts.port ?? (Number(process.env.SLUICE_INSPECT_PORT) || 8080);
@@ -163,7 +189,9 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
     const srv = await load<InspectServerModule>('@statelyai/inspect/server');
     server = srv.createInspectorServer({ port, autoOpen: false });
     inspectors.push(mod.createWebSocketInspector({ url: `ws://localhost:${port}`, ...inspectorOptions }));
-    write(`inspector relay: open http://localhost:${port} in a browser (the page embeds stately.ai/inspect)\n`);
+    write(
+      `inspector relay: open http://localhost:${port} in a browser (the page embeds stately.ai/inspect)\n`,
+    );
   }
 
   return {

@@ -13,11 +13,26 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
-  demo: { summary: 'play a realistic multi-tool turn on the embedded scripted model (no network)', load: () => import('./demo') },
-  replay: { summary: 'run a trace on a virtual clock with simulated tools; report timings', load: () => import('./replay') },
-  convert: { summary: 'write the Anthropic SSE the gateway would send for a trace', load: () => import('./convert') },
-  serve: { summary: 'Anthropic Messages gateway over an OpenAI-compatible upstream', load: () => import('./serve') },
-  analyze: { summary: 'how early each call completed, and what early dispatch saves', load: () => import('./analyze') },
+  demo: {
+    summary: 'play a realistic multi-tool turn on the embedded scripted model (no network)',
+    load: () => import('./demo'),
+  },
+  replay: {
+    summary: 'run a trace on a virtual clock with simulated tools; report timings',
+    load: () => import('./replay'),
+  },
+  convert: {
+    summary: 'write the Anthropic SSE the gateway would send for a trace',
+    load: () => import('./convert'),
+  },
+  serve: {
+    summary: 'Anthropic Messages gateway over an OpenAI-compatible upstream',
+    load: () => import('./serve'),
+  },
+  analyze: {
+    summary: 'how early each call completed, and what early dispatch saves',
+    load: () => import('./analyze'),
+  },
 };
 
 export const HELP = `sluice — stream-driven tool dispatch
@@ -71,7 +86,9 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (err: unknown) => {
-      process.stderr.write(`sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.stderr.write(
+        `sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
       process.exitCode = 1;
     },
   );

@@ -1,7 +1,8 @@
+import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
 import * as fs from 'node:fs';
 import { numberFlag, parseArgs, UsageError } from './args';
 import { type Dispatch, type ReplayReport, replayTrace } from '../trace/replay';
-import { parseToolSpecs, parseTrace, TraceError } from '../trace/trace';
+import { parseToolSpecs, parseTrace, type SimToolSpec, TraceError } from '../trace/trace';
 import type { WireFormat } from '../wire/events';
 
 export const REPLAY_HELP = `sluice replay <trace> [options]
@@ -49,11 +50,20 @@ const SPEC = {
   realtime: { type: 'boolean' },
   json: { type: 'boolean' },
   timeline: { type: 'string' },
-  inspect: { type: 'boolean' },
-  'inspect-log': { type: 'string' },
-  'inspect-contents': { type: 'boolean' },
+  ...INSPECT_FLAGS,
   help: { type: 'boolean' },
 } as const;
+
+/** Simulated tool specs from a file (`--tools`), with a clear usage error for a bad file. */
+export function readToolsFile(file: string): SimToolSpec[] {
+  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+  try {
+    return parseToolSpecs(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    if (err instanceof TraceError) throw new UsageError(`${file}: ${err.message}`);
+    throw err;
+  }
+}
 
 export function readTraceFile(file: string, format?: string, pace?: number) {
   if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
@@ -73,28 +83,18 @@ export async function run(argv: string[]): Promise<number> {
   }
   const { positionals, flags } = parseArgs(argv, SPEC);
   if (positionals.length !== 1) throw new UsageError('expected exactly one trace file');
-  const trace = readTraceFile(positionals[0]!, flags.format as string | undefined, numberFlag(flags.pace, 'pace'));
+  const trace = readTraceFile(
+    positionals[0]!,
+    flags.format as string | undefined,
+    numberFlag(flags.pace, 'pace'),
+  );
   let tools = trace.tools;
-  if (typeof flags.tools === 'string') {
-    if (!fs.existsSync(flags.tools)) throw new UsageError(`no such file: ${flags.tools}`);
-    try {
-      tools = parseToolSpecs(fs.readFileSync(flags.tools, 'utf8'));
-    } catch (err) {
-      if (err instanceof TraceError) throw new UsageError(`${flags.tools}: ${err.message}`);
-      throw err;
-    }
-  }
+  if (typeof flags.tools === 'string') tools = readToolsFile(flags.tools);
   let dispatch = (flags.dispatch as Dispatch | undefined) ?? 'streaming';
   if (process.env.SLUICE_STREAMING_DISPATCH === '0' && flags.dispatch === undefined) dispatch = 'post-stream';
-  if (typeof flags.timeline === 'string' && !/\.(svg|html?)$/i.test(flags.timeline)) throw new UsageError('--timeline must end in .svg or .html');
-  const inspection =
-    flags.inspect === true || typeof flags['inspect-log'] === 'string'
-      ? await (await import('./inspect')).createInspection({
-          inspect: flags.inspect === true,
-          logFile: typeof flags['inspect-log'] === 'string' ? flags['inspect-log'] : undefined,
-          contents: flags['inspect-contents'] === true,
-        })
-      : undefined;
+  if (typeof flags.timeline === 'string' && !/\.(svg|html?)$/i.test(flags.timeline))
+    throw new UsageError('--timeline must end in .svg or .html');
+  const inspection = await inspectionFromFlags(flags);
   const options = {
     dispatch,
     completion: flags.completion as 'inferred' | 'evidence-only' | undefined,
@@ -107,7 +107,10 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const observer = inspection?.observer;
     const { attachInspection } = await import('./inspect');
-    report = await replayTrace(trace, { ...options, onController: observer ? (c) => attachInspection(c.actor, observer) : undefined });
+    report = await replayTrace(trace, {
+      ...options,
+      onController: observer ? (c) => attachInspection(c.actor, observer) : undefined,
+    });
   } catch (err) {
     await inspection?.close();
     throw err;
@@ -127,12 +130,15 @@ export async function run(argv: string[]): Promise<number> {
   return report.invariants.ok ? 0 : 1;
 }
 
-const ms = (v: number | undefined): string => (v === undefined ? '—' : `${Math.round(v).toLocaleString('en-US')} ms`);
+const ms = (v: number | undefined): string =>
+  v === undefined ? '—' : `${Math.round(v).toLocaleString('en-US')} ms`;
 
 /** The plain-text report: one line per call, then the totals. Never prints argument contents. */
 export function formatReport(r: ReplayReport): string {
   const lines: string[] = [];
-  lines.push(`format ${r.format} · dispatch ${r.dispatch} · completion ${r.completion} · outcome ${r.outcome}`);
+  lines.push(
+    `format ${r.format} · dispatch ${r.dispatch} · completion ${r.completion} · outcome ${r.outcome}`,
+  );
   lines.push('');
   lines.push('  call  name               state       complete    released    started     result');
   for (const c of r.calls) {
@@ -143,12 +149,19 @@ export function formatReport(r: ReplayReport): string {
   lines.push('');
   lines.push(`stream end   ${ms(r.streamEndMs)}`);
   lines.push(`turn done    ${ms(r.turnDoneMs)}`);
-  if (r.postStreamMs !== undefined) lines.push(`post-stream  ${ms(r.postStreamMs)}   (the same turn if tools wait for the end of the stream)`);
+  if (r.postStreamMs !== undefined)
+    lines.push(
+      `post-stream  ${ms(r.postStreamMs)}   (the same turn if tools wait for the end of the stream)`,
+    );
   if (r.idealMs !== undefined) lines.push(`ideal        ${ms(r.idealMs)}`);
   if (r.savedMs !== undefined && r.postStreamMs)
-    lines.push(`saved        ${ms(r.savedMs)} (${((100 * r.savedMs) / r.postStreamMs).toFixed(0)}% of the post-stream turn)`);
+    lines.push(
+      `saved        ${ms(r.savedMs)} (${((100 * r.savedMs) / r.postStreamMs).toFixed(0)}% of the post-stream turn)`,
+    );
   for (const w of r.warnings) lines.push(`warning: ${w.code}: ${w.message}`);
-  lines.push(r.invariants.ok ? 'invariants: ok' : `invariants: ${r.invariants.violations.length} violation(s)`);
+  lines.push(
+    r.invariants.ok ? 'invariants: ok' : `invariants: ${r.invariants.violations.length} violation(s)`,
+  );
   for (const v of r.invariants.violations) lines.push(`  ${v.invariant}: ${v.message}`);
   return lines.join('\n') + '\n';
 }

@@ -1,3 +1,4 @@
+import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
 /**
  * `sluice serve` — the Anthropic Messages gateway over an OpenAI-compatible backend.
  * Flags override environment variables; see HELP.
@@ -94,9 +95,7 @@ export const SPEC: Record<string, FlagSpec> = {
   'system-messages': { type: 'string', choices: ['inline', 'merge'] },
   'strict-stop-reason': { type: 'boolean' },
   'log-level': { type: 'string', choices: LOG_LEVELS },
-  inspect: { type: 'boolean' },
-  'inspect-log': { type: 'string' },
-  'inspect-contents': { type: 'boolean' },
+  ...INSPECT_FLAGS,
   help: { type: 'boolean' },
 };
 
@@ -129,7 +128,10 @@ export function parseSize(v: string, name: string): number {
 }
 
 /** Build gateway options from argv + env (exported for tests). */
-export function optionsFrom(argv: string[], env: NodeJS.ProcessEnv = process.env): { options: GatewayOptions; help: boolean; level: LogLevel } {
+export function optionsFrom(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { options: GatewayOptions; help: boolean; level: LogLevel } {
   const { positionals, flags } = parseArgs(argv, SPEC);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const get = (name: string): string | undefined => {
@@ -138,7 +140,8 @@ export function optionsFrom(argv: string[], env: NodeJS.ProcessEnv = process.env
     const e = ENV[name] ? env[ENV[name]!] : undefined;
     if (e === undefined || e === '') return undefined;
     const choices = SPEC[name]!.choices;
-    if (choices && !choices.includes(e)) throw new UsageError(`${ENV[name]} must be one of: ${choices.join(', ')} (got "${e}")`);
+    if (choices && !choices.includes(e))
+      throw new UsageError(`${ENV[name]} must be one of: ${choices.join(', ')} (got "${e}")`);
     return e;
   };
   const level = (get('log-level') ?? 'info') as LogLevel;
@@ -178,7 +181,8 @@ export function optionsFrom(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (maxBody !== undefined) options.maxBodyBytes = parseSize(maxBody, 'max-body');
   const conc = num('max-concurrency');
   if (conc !== undefined) {
-    if (!Number.isInteger(conc) || conc < 1) throw new UsageError('--max-concurrency must be a positive integer');
+    if (!Number.isInteger(conc) || conc < 1)
+      throw new UsageError('--max-concurrency must be a positive integer');
     options.maxConcurrent = conc;
   }
   const ct = num('connect-timeout');
@@ -192,7 +196,8 @@ export function optionsFrom(argv: string[], env: NodeJS.ProcessEnv = process.env
   const sm = get('system-messages');
   if (sm !== undefined) options.systemMessages = sm as GatewayOptions['systemMessages'];
   const strictEnv = env.SLUICE_STRICT_STOP_REASON;
-  if (flags['strict-stop-reason'] === true || strictEnv === '1' || strictEnv === 'true') options.toolUseOnStop = false;
+  if (flags['strict-stop-reason'] === true || strictEnv === '1' || strictEnv === 'true')
+    options.toolUseOnStop = false;
   return { options, help: false, level };
 }
 
@@ -217,19 +222,14 @@ export async function run(argv: string[]): Promise<number> {
   const logger = new Logger(level);
   options.logger = logger;
   const { flags } = parseArgs(argv, SPEC);
-  const inspection =
-    flags.inspect === true || typeof flags['inspect-log'] === 'string'
-      ? await (await import('./inspect')).createInspection({
-          inspect: flags.inspect === true,
-          logFile: typeof flags['inspect-log'] === 'string' ? flags['inspect-log'] : undefined,
-          contents: flags['inspect-contents'] === true,
-        })
-      : undefined;
+  const inspection = await inspectionFromFlags(flags);
   options.inspect = inspection?.observer;
   if (options.format?.startsWith('text:')) {
     const factory = loadTextAdapterFactory();
     if (!factory) {
-      process.stderr.write('sluice serve: --parser needs the open-model text parsers (src/parsers), which this build does not include\n');
+      process.stderr.write(
+        'sluice serve: --parser needs the open-model text parsers (src/parsers), which this build does not include\n',
+      );
       return 1;
     }
     options.textAdapter = factory;
@@ -247,7 +247,10 @@ export async function run(argv: string[]): Promise<number> {
     format: options.format ?? 'openai-chat',
     upstreamKey: options.upstreamApiKey !== undefined ? 'fixed' : 'pass-through',
   });
-  if (level !== 'silent') process.stderr.write(`sluice gateway on ${gw.url} → ${safeUrl(options.upstream)}  (ANTHROPIC_BASE_URL=${gw.url})\n`);
+  if (level !== 'silent')
+    process.stderr.write(
+      `sluice gateway on ${gw.url} → ${safeUrl(options.upstream)}  (ANTHROPIC_BASE_URL=${gw.url})\n`,
+    );
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

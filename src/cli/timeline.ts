@@ -67,10 +67,17 @@ function runFromReport(r: ReplayReport): TimelineRun {
 }
 
 /** A chart from a replay report (and, if given, the same trace replayed under post-stream dispatch). */
-export function timelineFromReport(report: ReplayReport, post?: ReplayReport, title = 'sluice replay'): TimelineChart {
+export function timelineFromReport(
+  report: ReplayReport,
+  post?: ReplayReport,
+  title = 'sluice replay',
+): TimelineChart {
   const runs = [runFromReport(report)];
   if (post && post !== report) runs.push(runFromReport(post));
-  const saved = report.savedMs !== undefined && report.postStreamMs ? ` · saved ${fmt(report.savedMs)} (${((100 * report.savedMs) / report.postStreamMs).toFixed(0)}%)` : '';
+  const saved =
+    report.savedMs !== undefined && report.postStreamMs
+      ? ` · saved ${fmt(report.savedMs)} (${((100 * report.savedMs) / report.postStreamMs).toFixed(0)}%)`
+      : '';
   return {
     title,
     subtitle: `${report.format} · completion ${report.completion} · outcome ${report.outcome}${saved}`,
@@ -102,8 +109,15 @@ export function timelineFromDemo(turns: LiveTurn[]): TimelineChart {
   }));
   const a = runs[0];
   const b = runs[1];
-  const saved = a && b ? ` · saved ${fmt(b.turnDoneMs - a.turnDoneMs)} (${((100 * (b.turnDoneMs - a.turnDoneMs)) / b.turnDoneMs).toFixed(0)}%)` : '';
-  return { title: 'sluice demo', subtitle: `scripted model over HTTP, real tools (wall-clock times)${saved}`, runs };
+  const saved =
+    a && b
+      ? ` · saved ${fmt(b.turnDoneMs - a.turnDoneMs)} (${((100 * (b.turnDoneMs - a.turnDoneMs)) / b.turnDoneMs).toFixed(0)}%)`
+      : '';
+  return {
+    title: 'sluice demo',
+    subtitle: `scripted model over HTTP, real tools (wall-clock times)${saved}`,
+    runs,
+  };
 }
 
 function fmt(ms: number): string {
@@ -118,7 +132,10 @@ const n = (v: number): string => (Math.round(v * 10) / 10).toString();
 
 /** Tick step (ms) giving at most ~12 ticks. */
 function tickStep(maxMs: number): number {
-  for (const s of [1, 2, 5, 10, 20, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000, 300_000]) if (maxMs / s <= 12) return s;
+  for (const s of [
+    1, 2, 5, 10, 20, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000, 300_000,
+  ])
+    if (maxMs / s <= 12) return s;
   return 600_000;
 }
 
@@ -144,7 +161,13 @@ export function renderTimelineSvg(chart: TimelineChart): string {
   const rowH = 22;
   const maxMs = Math.max(
     1,
-    ...chart.runs.map((r) => Math.max(r.turnDoneMs, r.streamEndMs ?? 0, ...r.calls.map((c) => c.resultMs ?? c.startedMs ?? c.completeMs ?? 0))),
+    ...chart.runs.map((r) =>
+      Math.max(
+        r.turnDoneMs,
+        r.streamEndMs ?? 0,
+        ...r.calls.map((c) => c.resultMs ?? c.startedMs ?? c.completeMs ?? 0),
+      ),
+    ),
     chart.idealMs ?? 0,
   );
   const span = maxMs * 1.06;
@@ -153,8 +176,11 @@ export function renderTimelineSvg(chart: TimelineChart): string {
   let y = 0;
 
   // Title and legend.
-  parts.push(`<text x="20" y="28" font-size="18" font-weight="600" fill="${COLORS.text}">${esc(chart.title)}</text>`);
-  if (chart.subtitle) parts.push(`<text x="20" y="48" font-size="12" fill="${COLORS.muted}">${esc(chart.subtitle)}</text>`);
+  parts.push(
+    `<text x="20" y="28" font-size="18" font-weight="600" fill="${COLORS.text}">${esc(chart.title)}</text>`,
+  );
+  if (chart.subtitle)
+    parts.push(`<text x="20" y="48" font-size="12" fill="${COLORS.muted}">${esc(chart.subtitle)}</text>`);
   y = 62;
   const legendItems: [string, string][] = [
     [COLORS.stream, 'model stream'],
@@ -167,7 +193,9 @@ export function renderTimelineSvg(chart: TimelineChart): string {
   let lx = 20;
   for (const [color, label] of legendItems) {
     parts.push(`<rect x="${lx}" y="${y}" width="12" height="12" rx="2" fill="${color}"/>`);
-    parts.push(`<text x="${lx + 16}" y="${y + 10}" font-size="11" fill="${COLORS.text}">${esc(label)}</text>`);
+    parts.push(
+      `<text x="${lx + 16}" y="${y + 10}" font-size="11" fill="${COLORS.text}">${esc(label)}</text>`,
+    );
     lx += 24 + label.length * 6.2;
   }
   parts.push(`<path d="M${lx + 4} ${y + 6} l5 -5 l5 5 l-5 5 z" fill="${COLORS.text}"/>`);
@@ -179,15 +207,21 @@ export function renderTimelineSvg(chart: TimelineChart): string {
   const axisTop = y;
   const ticks: string[] = [];
   for (let t = 0; t <= span; t += step) {
-    ticks.push(`<text x="${n(x(t))}" y="${axisTop + 10}" font-size="10" text-anchor="middle" fill="${COLORS.muted}">${esc(step >= 1000 ? `${t / 1000} s` : `${t} ms`)}</text>`);
+    ticks.push(
+      `<text x="${n(x(t))}" y="${axisTop + 10}" font-size="10" text-anchor="middle" fill="${COLORS.muted}">${esc(step >= 1000 ? `${t / 1000} s` : `${t} ms`)}</text>`,
+    );
   }
   parts.push(...ticks);
   y += 18;
   const gridTop = y;
 
   for (const run of chart.runs) {
-    parts.push(`<text x="20" y="${y + 16}" font-size="13" font-weight="600" fill="${COLORS.text}">${esc(run.label)}</text>`);
-    parts.push(`<text x="${left}" y="${y + 16}" font-size="11" fill="${COLORS.muted}">turn done ${esc(fmt(run.turnDoneMs))}${run.streamEndMs !== undefined ? ` · stream ended ${esc(fmt(run.streamEndMs))}` : ''}</text>`);
+    parts.push(
+      `<text x="20" y="${y + 16}" font-size="13" font-weight="600" fill="${COLORS.text}">${esc(run.label)}</text>`,
+    );
+    parts.push(
+      `<text x="${left}" y="${y + 16}" font-size="11" fill="${COLORS.muted}">turn done ${esc(fmt(run.turnDoneMs))}${run.streamEndMs !== undefined ? ` · stream ended ${esc(fmt(run.streamEndMs))}` : ''}</text>`,
+    );
     y += 24;
     const blockTop = y;
 
@@ -203,7 +237,9 @@ export function renderTimelineSvg(chart: TimelineChart): string {
     for (const c of run.calls) {
       const discarded = c.state === 'discarded' || c.state === 'suppressed';
       const label = `#${c.index}${c.attempt > 1 ? `/a${c.attempt}` : ''} ${c.name ?? '?'}`;
-      parts.push(`<text x="30" y="${y + 15}" font-size="12" fill="${discarded ? COLORS.muted : COLORS.text}">${esc(label.slice(0, 26))}</text>`);
+      parts.push(
+        `<text x="30" y="${y + 15}" font-size="12" fill="${discarded ? COLORS.muted : COLORS.text}">${esc(label.slice(0, 26))}</text>`,
+      );
       const tip = [
         `${label} (${c.kind ?? 'unknown kind'}) — ${c.state}`,
         c.openMs !== undefined ? `opened ${fmt(c.openMs)}` : '',
@@ -216,29 +252,54 @@ export function renderTimelineSvg(chart: TimelineChart): string {
         .join(' · ');
       parts.push(`<g><title>${esc(tip)}</title>`);
       if (c.openMs !== undefined && c.completeMs !== undefined && c.completeMs > c.openMs) {
-        parts.push(`<rect x="${n(x(c.openMs))}" y="${y + 7}" width="${n(x(c.completeMs) - x(c.openMs))}" height="${rowH - 14}" fill="${discarded ? COLORS.discarded : COLORS.args}"/>`);
+        parts.push(
+          `<rect x="${n(x(c.openMs))}" y="${y + 7}" width="${n(x(c.completeMs) - x(c.openMs))}" height="${rowH - 14}" fill="${discarded ? COLORS.discarded : COLORS.args}"/>`,
+        );
       }
       const waitEnd = c.startedMs ?? c.resultMs;
       if (c.completeMs !== undefined && waitEnd !== undefined && waitEnd > c.completeMs) {
-        parts.push(`<line x1="${n(x(c.completeMs))}" y1="${y + rowH / 2}" x2="${n(x(waitEnd))}" y2="${y + rowH / 2}" stroke="${COLORS.wait}" stroke-width="2" stroke-dasharray="3 3"/>`);
+        parts.push(
+          `<line x1="${n(x(c.completeMs))}" y1="${y + rowH / 2}" x2="${n(x(waitEnd))}" y2="${y + rowH / 2}" stroke="${COLORS.wait}" stroke-width="2" stroke-dasharray="3 3"/>`,
+        );
       }
       if (c.startedMs !== undefined && c.resultMs !== undefined) {
-        const fill = discarded ? COLORS.discarded : c.ok === false ? COLORS.error : SAFE_KINDS.has(c.kind ?? '') ? COLORS.safe : COLORS.unsafe;
+        const fill = discarded
+          ? COLORS.discarded
+          : c.ok === false
+            ? COLORS.error
+            : SAFE_KINDS.has(c.kind ?? '')
+              ? COLORS.safe
+              : COLORS.unsafe;
         const w = Math.max(1.5, x(c.resultMs) - x(c.startedMs));
-        parts.push(`<rect x="${n(x(c.startedMs))}" y="${y + 4}" width="${n(w)}" height="${rowH - 8}" rx="2" fill="${fill}"/>`);
+        parts.push(
+          `<rect x="${n(x(c.startedMs))}" y="${y + 4}" width="${n(w)}" height="${rowH - 8}" rx="2" fill="${fill}"/>`,
+        );
         if (w > 46) {
-          parts.push(`<text x="${n(x(c.startedMs) + w / 2)}" y="${y + 15}" font-size="10" text-anchor="middle" fill="#ffffff">${esc(fmt(c.resultMs - c.startedMs))}</text>`);
+          parts.push(
+            `<text x="${n(x(c.startedMs) + w / 2)}" y="${y + 15}" font-size="10" text-anchor="middle" fill="#ffffff">${esc(fmt(c.resultMs - c.startedMs))}</text>`,
+          );
         }
       }
       if (c.completeMs !== undefined) {
         const cx = x(c.completeMs);
         const cy = y + rowH / 2;
-        parts.push(`<path d="M${n(cx)} ${n(cy - 5)} l5 5 l-5 5 l-5 -5 z" fill="${discarded ? COLORS.muted : COLORS.text}"/>`);
+        parts.push(
+          `<path d="M${n(cx)} ${n(cy - 5)} l5 5 l-5 5 l-5 -5 z" fill="${discarded ? COLORS.muted : COLORS.text}"/>`,
+        );
       }
-      if (c.releasedMs !== undefined && c.completeMs !== undefined && c.releasedMs - c.completeMs > span / 400) {
-        parts.push(`<line x1="${n(x(c.releasedMs))}" y1="${y + 3}" x2="${n(x(c.releasedMs))}" y2="${y + rowH - 3}" stroke="${COLORS.text}" stroke-width="1.5"/>`);
+      if (
+        c.releasedMs !== undefined &&
+        c.completeMs !== undefined &&
+        c.releasedMs - c.completeMs > span / 400
+      ) {
+        parts.push(
+          `<line x1="${n(x(c.releasedMs))}" y1="${y + 3}" x2="${n(x(c.releasedMs))}" y2="${y + rowH - 3}" stroke="${COLORS.text}" stroke-width="1.5"/>`,
+        );
       }
-      if (discarded) parts.push(`<text x="${n(x(c.completeMs ?? 0) + 10)}" y="${y + 15}" font-size="10" fill="${COLORS.muted}">${esc(c.state)}</text>`);
+      if (discarded)
+        parts.push(
+          `<text x="${n(x(c.completeMs ?? 0) + 10)}" y="${y + 15}" font-size="10" fill="${COLORS.muted}">${esc(c.state)}</text>`,
+        );
       parts.push('</g>');
       y += rowH;
     }
@@ -252,21 +313,32 @@ export function renderTimelineSvg(chart: TimelineChart): string {
     for (const [t, label, color] of markers) {
       if (t === undefined) continue;
       const ly = y + 12 + 12 * labelRow++;
-      parts.push(`<line x1="${n(x(t))}" y1="${blockTop - 2}" x2="${n(x(t))}" y2="${ly - 8}" stroke="${color}" stroke-width="1" stroke-dasharray="4 3"/>`);
+      parts.push(
+        `<line x1="${n(x(t))}" y1="${blockTop - 2}" x2="${n(x(t))}" y2="${ly - 8}" stroke="${color}" stroke-width="1" stroke-dasharray="4 3"/>`,
+      );
       const nearEnd = x(t) > W - right - 90;
-      parts.push(`<text x="${n(nearEnd ? x(t) - 3 : x(t) + 3)}" y="${ly}" font-size="10"${nearEnd ? ' text-anchor="end"' : ''} fill="${color}">${esc(`${label} ${fmt(t)}`)}</text>`);
+      parts.push(
+        `<text x="${n(nearEnd ? x(t) - 3 : x(t) + 3)}" y="${ly}" font-size="10"${nearEnd ? ' text-anchor="end"' : ''} fill="${color}">${esc(`${label} ${fmt(t)}`)}</text>`,
+      );
     }
     y += 38;
   }
 
   if (chart.idealMs !== undefined) {
-    parts.push(`<line x1="${n(x(chart.idealMs))}" y1="${gridTop}" x2="${n(x(chart.idealMs))}" y2="${y - 32}" stroke="${COLORS.safe}" stroke-width="1" stroke-dasharray="1 3"/>`);
-    parts.push(`<text x="${n(x(chart.idealMs) + 3)}" y="${gridTop + 10}" font-size="10" fill="${COLORS.safe}">${esc(`ideal ${fmt(chart.idealMs)}`)}</text>`);
+    parts.push(
+      `<line x1="${n(x(chart.idealMs))}" y1="${gridTop}" x2="${n(x(chart.idealMs))}" y2="${y - 32}" stroke="${COLORS.safe}" stroke-width="1" stroke-dasharray="1 3"/>`,
+    );
+    parts.push(
+      `<text x="${n(x(chart.idealMs) + 3)}" y="${gridTop + 10}" font-size="10" fill="${COLORS.safe}">${esc(`ideal ${fmt(chart.idealMs)}`)}</text>`,
+    );
   }
 
   // Grid lines behind everything.
   const grid: string[] = [];
-  for (let t = 0; t <= span; t += step) grid.push(`<line x1="${n(x(t))}" y1="${gridTop}" x2="${n(x(t))}" y2="${y - 32}" stroke="${COLORS.grid}" stroke-width="1"/>`);
+  for (let t = 0; t <= span; t += step)
+    grid.push(
+      `<line x1="${n(x(t))}" y1="${gridTop}" x2="${n(x(t))}" y2="${y - 32}" stroke="${COLORS.grid}" stroke-width="1"/>`,
+    );
   const H = y + 10;
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif">\n` +
@@ -289,7 +361,9 @@ export function renderTimelineHtml(chart: TimelineChart): string {
         `<tr><td>${esc(run.label)}</td><td>#${c.index}${c.attempt > 1 ? `/a${c.attempt}` : ''}</td><td>${esc(c.name ?? '?')}</td><td>${esc(c.kind ?? '')}</td><td>${esc(c.state)}</td>${cell(c.completeMs)}${cell(c.releasedMs)}${cell(c.startedMs)}${cell(c.resultMs)}</tr>`,
       );
     }
-    rows.push(`<tr class="total"><td>${esc(run.label)}</td><td colspan="4">stream end ${esc(run.streamEndMs === undefined ? '—' : fmt(run.streamEndMs))}</td><td colspan="4">turn done ${esc(fmt(run.turnDoneMs))}</td></tr>`);
+    rows.push(
+      `<tr class="total"><td>${esc(run.label)}</td><td colspan="4">stream end ${esc(run.streamEndMs === undefined ? '—' : fmt(run.streamEndMs))}</td><td colspan="4">turn done ${esc(fmt(run.turnDoneMs))}</td></tr>`,
+    );
   }
   return `<!doctype html>
 <html lang="en">
