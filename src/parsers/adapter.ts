@@ -21,14 +21,8 @@
  * - `end()` flushes the parser if no finish came and ends with exactly one `stream.end`.
  * Producers never throw: bad payloads give a `warning`.
  */
-import {
-  type Adapter,
-  type FinishReason,
-  isRetryableErrorType,
-  type StreamEvent,
-  type Usage,
-  type WireFormat,
-} from '../wire/events';
+import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
+import { chatUsage, mapChatFinishReason } from '../wire/openaiChat';
 import { createTextParser, resolveFamily } from './registry';
 import type { FamilyParser, ParserOptions } from './types';
 
@@ -38,31 +32,6 @@ export interface TextAdapterOptions extends ParserOptions {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-
-const FINISH: Record<string, FinishReason> = {
-  stop: 'stop',
-  eos: 'stop',
-  end_turn: 'stop',
-  length: 'length',
-  max_tokens: 'length',
-  tool_calls: 'tool_calls',
-  function_call: 'tool_calls',
-  content_filter: 'content_filter',
-};
-
-function usageOf(u: Obj): Usage | undefined {
-  const usage: Usage = {};
-  const p = num(u.prompt_tokens);
-  if (p !== undefined) usage.promptTokens = p;
-  if (isObj(u.prompt_tokens_details)) {
-    const c = num(u.prompt_tokens_details.cached_tokens);
-    if (c !== undefined) usage.cachedTokens = c;
-  }
-  const o = num(u.completion_tokens);
-  if (o !== undefined) usage.outputTokens = o;
-  return usage.promptTokens === undefined && usage.outputTokens === undefined ? undefined : usage;
-}
 
 function errorType(type: unknown, code: unknown): string {
   if (typeof type === 'string' && type.length > 0) return type;
@@ -133,12 +102,12 @@ export class TextAdapter implements Adapter {
       }
     }
     if (isObj(p.usage)) {
-      const u = usageOf(p.usage);
+      const u = chatUsage(p.usage);
       if (u !== undefined) out.push({ type: 'usage', usage: u });
     }
     if (finish !== undefined) {
       this.flush(out);
-      let reason = FINISH[finish] ?? 'other';
+      let reason = mapChatFinishReason(finish);
       if (reason === 'stop' && this.callsSeen) reason = 'tool_calls';
       out.push({ type: 'finish', reason, raw: finish });
     }
