@@ -1,3 +1,4 @@
+import { classifierFor } from '../engine/runTurn';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -116,7 +117,6 @@ export function demoTools(opts: DemoToolOptions): AnyTool[] {
   return [readFile, grep, editFile];
 }
 
-const SAFE = new Set(['read', 'search', 'fetch']);
 
 /** The controller's `classify` and `runTool` for a registry of real tools. */
 export function executorFor(registry: ToolRegistry): {
@@ -124,17 +124,7 @@ export function executorFor(registry: ToolRegistry): {
   runTool: (call: RunToolInput, signal: AbortSignal) => Promise<CallResult>;
 } {
   return {
-    classify: (name) => {
-      const tool = registry.get(name);
-      if (!tool) {
-        return {
-          safe: false,
-          needsApproval: false,
-          problem: { ok: false, content: `Unknown tool ${name}: it is not registered, so it was not run.`, synthetic: 'unknown_tool' },
-        };
-      }
-      return { safe: SAFE.has(tool.kind), needsApproval: tool.needsApproval === true };
-    },
+    classify: classifierFor(registry),
     runTool: (call, signal) => runTool(registry.get(call.name), call.input, { signal, callId: call.callId, name: call.name }),
   };
 }
