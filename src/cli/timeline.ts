@@ -1,3 +1,4 @@
+import { SAFE_KINDS } from '../execute/safety';
 import * as fs from 'node:fs';
 import type { LiveTurn } from '../demo/run';
 import type { ReplayReport } from '../trace/replay';
@@ -43,7 +44,6 @@ export interface TimelineChart {
   idealMs?: number;
 }
 
-const SAFE_KINDS = new Set(['read', 'search', 'fetch']);
 
 function runFromReport(r: ReplayReport): TimelineRun {
   return {

@@ -1,3 +1,4 @@
+import { SAFE_KINDS } from '../execute/safety';
 import type { CallPhase } from '../../machines/toolCall.machine';
 import type { LiveCall, LiveChange, LiveTurn } from './run';
 
@@ -18,7 +19,6 @@ export interface ChartOptions {
   nowMs?: number;
 }
 
-const SAFE_KINDS = new Set(['read', 'search', 'fetch']);
 
 const ansi = (color: boolean, code: string, s: string): string => (color && s.length > 0 ? `\x1b[${code}m${s}\x1b[0m` : s);
 export const style = {

@@ -1,3 +1,4 @@
+import { SAFE_KINDS } from '../execute/safety';
 import type { CallResult, RunToolInput } from '../../machines/toolCall.machine';
 import type { Classification } from '../../machines/turn.machine';
 import {
@@ -80,7 +81,6 @@ export interface ReplayReport {
   invariants: { ok: boolean; violations: InvariantViolation[] };
 }
 
-const SAFE_KINDS = new Set(['read', 'search', 'fetch']);
 
 export function simClassifier(tools: SimToolSpec[] | undefined): (name: string) => Classification {
   const byName = new Map((tools ?? []).map((t) => [t.name, t]));
