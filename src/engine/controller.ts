@@ -170,6 +170,7 @@ export class TurnController {
   private messageStarted = false;
   private text = '';
   private thinking = '';
+  private thinkingSignature?: string;
   private streamEndMs?: number;
   private error?: StreamErrorInfo;
   private readonly warnings: ControllerWarning[] = [];
@@ -224,6 +225,7 @@ export class TurnController {
         this.out({ type: 'thinking', text: ev.text });
         return;
       case 'thinking.signature':
+        this.thinkingSignature = ev.signature;
         this.out({ type: 'thinking.signature', signature: ev.signature });
         return;
       case 'call.identity':
@@ -487,6 +489,7 @@ export class TurnController {
     this.ignoring = false;
     this.text = '';
     this.thinking = '';
+    this.thinkingSignature = undefined;
     this.streamEndMs = undefined;
     this.error = undefined;
   }
@@ -551,6 +554,7 @@ export class TurnController {
       role: 'assistant',
       content: this.text,
       ...(this.thinking ? { thinking: this.thinking } : {}),
+      ...(this.thinking && this.thinkingSignature ? { thinkingSignature: this.thinkingSignature } : {}),
       calls,
     };
     return results.length > 0 ? [assistant, { role: 'tool', results }] : [assistant];

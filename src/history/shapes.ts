@@ -12,8 +12,8 @@
  * What does not survive a trip through a provider shape (documented, deliberate):
  * - `synthetic` (sluice-only) is lost everywhere; `ok: false` is kept by Anthropic (`is_error`)
  *   and Gemini (`response.error`) but not by OpenAI Chat/Responses, which have no error flag.
- * - `thinking` is exported only with `{ thinking: 'include' }`: Anthropic thinking blocks need a
- *   signature the neutral history does not keep (exported with an empty signature), Responses
+ * - `thinking` is exported only with `{ thinking: 'include' }`: Anthropic thinking blocks carry
+ *   `thinkingSignature` (empty when the provider sent none), Responses
  *   reasoning items need ids/encrypted content (never exported), OpenAI Chat uses the
  *   `reasoning_content` convention of compatible servers. Imports read thinking where present.
  * - System/developer messages, images, documents and server-side tool items are skipped on
@@ -137,7 +137,8 @@ export function toAnthropicMessages(history: readonly HistoryMessage[], opts: Ex
       };
     }
     const blocks: AnthropicBlock[] = [];
-    if (opts.thinking === 'include' && m.thinking) blocks.push({ type: 'thinking', thinking: m.thinking, signature: '' });
+    if (opts.thinking === 'include' && m.thinking)
+      blocks.push({ type: 'thinking', thinking: m.thinking, signature: m.thinkingSignature ?? '' });
     if (m.content) blocks.push({ type: 'text', text: m.content });
     for (const c of m.calls) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: c.input });
     return { role: 'assistant', content: blocks };
@@ -158,7 +159,10 @@ export function fromAnthropicMessages(messages: readonly unknown[], opts: Import
       for (const [k, block] of blocks.entries()) {
         if (!isObj(block)) continue;
         if (block.type === 'text') a.content += str(block.text);
-        else if (block.type === 'thinking') addThinking(a, str(block.thinking));
+        else if (block.type === 'thinking') {
+          addThinking(a, str(block.thinking));
+          if (typeof block.signature === 'string' && block.signature) a.thinkingSignature = block.signature;
+        }
         else if (block.type === 'tool_use') {
           a.calls.push({ id: str(block.id), name: str(block.name), input: b.parseArgs(block.input, `message ${i} block ${k}`) });
         } else if (block.type !== 'redacted_thinking') warn(`message ${i} block ${k}: ${String(block.type)} skipped`);

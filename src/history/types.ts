@@ -32,7 +32,14 @@ export interface ToolResultRecord {
 
 export type HistoryMessage =
   | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string; thinking?: string; calls: ToolCallRecord[] }
+  | {
+      role: 'assistant';
+      content: string;
+      thinking?: string;
+      /** The provider's signature over `thinking` (Anthropic needs it to accept the block back). */
+      thinkingSignature?: string;
+      calls: ToolCallRecord[];
+    }
   | { role: 'tool'; results: ToolResultRecord[] };
 
 export interface InvariantViolation {

@@ -356,3 +356,25 @@ describe('runTurn bad input: every call still gets exactly one result', () => {
     expect(results(messages).map((r) => r.content)).toEqual(['contents of b']);
   });
 });
+
+describe('history details', () => {
+  test('the thinking signature is kept for the assistant message (Anthropic needs it back)', async () => {
+    const log = newLog();
+    const start = { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], usage: { input_tokens: 1, output_tokens: 1 } } };
+    const events = [
+      start,
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Let me read it.' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-123' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"path":"a"}' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 5 } },
+      { type: 'message_stop' },
+    ];
+    const { messages } = await runTurn({ format: 'anthropic', stream: events, tools: makeTools(log, 1) });
+    expect(messages[0]).toMatchObject({ role: 'assistant', thinking: 'Let me read it.', thinkingSignature: 'sig-123' });
+    expectValid(messages);
+  });
+});

@@ -176,7 +176,7 @@ describe('provider shapes: imports of real-world variants', () => {
     );
     expect(h).toEqual([
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: 'ab', thinking: 'hm', calls: [{ id: 't1', name: 'ls', input: {} }] },
+      { role: 'assistant', content: 'ab', thinking: 'hm', thinkingSignature: 'sig', calls: [{ id: 't1', name: 'ls', input: {} }] },
       { role: 'tool', results: [{ callId: 't1', name: 'ls', ok: true, content: 'x\n[image]' }] },
       { role: 'user', content: 'and also' },
     ]);
