@@ -18,10 +18,10 @@
  * 64 whitespace characters) by `<｜DSML｜invoke` is text; stray closers and
  * `<｜end▁of▁sentence｜>` are removed. A bare `<｜DSML｜invoke …>` outside a section is a call.
  */
-import { BaseParser, TEXT } from './core/base';
-import { CallSlot } from './core/emitter';
+import type { CallSlot } from './core/emitter';
 import { MarkerSet } from './core/markers';
-import { ParamObject, ToolSchemas, type ValueSink } from './core/params';
+import { ParamCallParser } from './core/paramCalls';
+import type { ParamObject } from './core/params';
 import type { ParserOptions } from './types';
 
 const B = '｜DSML｜';
@@ -56,14 +56,9 @@ function attr(hdr: string, name: string): string | undefined {
   return m ? m[1] : undefined;
 }
 
-export class DsmlParser extends BaseParser {
-  private readonly schemas: ToolSchemas;
-  private lit = '';
+export class DsmlParser extends ParamCallParser {
   private inSection = false;
-  private call: CallSlot | null = null;
   private name = '';
-  private params: ParamObject | null = null;
-  private value: ValueSink | null = null;
 
   constructor(opts: ParserOptions = {}, family = 'deepseek-v4') {
     super(
@@ -76,7 +71,6 @@ export class DsmlParser extends BaseParser {
       },
       opts,
     );
-    this.schemas = new ToolSchemas(opts.tools);
   }
 
   protected onTextMarker(m: string): void {
@@ -93,9 +87,8 @@ export class DsmlParser extends BaseParser {
   protected override stepFamily(): boolean {
     switch (this.mode) {
       case PRE: {
-        this.lit += this.skipWs();
-        if (this.lit.length > SECTION_OPEN[1].length + WS_CAP) return this.literal();
-        if (this.atEnd) return false;
+        const ws = this.openerWs(SECTION_OPEN[1].length + WS_CAP);
+        if (ws !== undefined) return ws;
         const t = this.take(INVOKE);
         if (t === 'maybe') return false;
         if (t === 'no') return this.literal();
@@ -118,9 +111,8 @@ export class DsmlParser extends BaseParser {
       case INVOKE_HDR: {
         const r = this.readUntil(gtSet, HDR_CAP);
         if (r === null) return false;
-        const call = new CallSlot(this.em);
-        this.call = call;
         if (r === undefined) {
+          this.startCall('', 'all');
           this.warn('parser.malformed_call', 'invoke tag without ">"; skipped to </｜DSML｜invoke>');
           this.mode = JSON_BODY;
           this.params = null;
@@ -129,9 +121,8 @@ export class DsmlParser extends BaseParser {
           return true;
         }
         this.name = attr(r.content, 'name') ?? '';
-        if (this.name) call.identity(this.name);
-        else this.warn('parser.malformed_call', 'invoke without a name');
-        this.params = new ParamObject((s) => call.fragment(s), this.schemas, this.name, 'auto', 'all');
+        this.startCall(this.name, 'all');
+        if (!this.name) this.warn('parser.malformed_call', 'invoke without a name');
         this.mode = BODY_START;
         return true;
       }
@@ -153,29 +144,16 @@ export class DsmlParser extends BaseParser {
         return true;
       }
       case PARAM_HDR: {
-        const r = this.readUntil(gtSet, HDR_CAP);
-        if (r === null) return false;
-        const params = this.params as ParamObject;
-        if (r === undefined) {
-          this.warn('parser.malformed_call', 'parameter tag without ">"');
-          this.mode = BODY;
-          return true;
-        }
-        const pname = attr(r.content, 'name') ?? '';
-        const isString = attr(r.content, 'string') !== 'false';
-        this.value = params.open(pname, isString ? 'string' : undefined);
+        const hdr = this.readParamHeader(gtSet, HDR_CAP, BODY, 'parameter tag without ">"');
+        if (typeof hdr === 'boolean') return hdr;
+        const pname = attr(hdr, 'name') ?? '';
+        const isString = attr(hdr, 'string') !== 'false';
+        this.value = (this.params as ParamObject).open(pname, isString ? 'string' : undefined);
         this.mode = VALUE;
         return true;
       }
-      case VALUE: {
-        const sink = this.value as ValueSink;
-        const m = this.streamUntil(valueSet, (s) => sink.push(s), true);
-        if (m === null) return false;
-        this.params?.closeValue();
-        this.value = null;
-        this.mode = BODY;
-        return true;
-      }
+      case VALUE:
+        return this.stepValue(valueSet, BODY);
       case JSON_BODY: {
         const call = this.call as CallSlot;
         const skip = this.skipBody;
@@ -190,20 +168,9 @@ export class DsmlParser extends BaseParser {
   private skipBody = false;
 
   private closeInvoke(): boolean {
-    this.params?.close();
-    this.call?.complete();
-    this.call = null;
-    this.params = null;
-    this.value = null;
+    this.endCall();
     if (this.inSection) this.mode = SECTION;
     else this.afterMarkup();
-    return true;
-  }
-
-  private literal(): boolean {
-    this.emitText(this.lit);
-    this.lit = '';
-    this.mode = TEXT;
     return true;
   }
 

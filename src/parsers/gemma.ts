@@ -17,10 +17,11 @@
  * removed. A call whose arguments closed but is followed by something other than the closing
  * token is complete there (warning) and the text resumes.
  */
-import { BaseParser, TEXT, THINK } from './core/base';
+import { BaseParser, THINK } from './core/base';
 import { CallSlot } from './core/emitter';
 import { escapeJsonPiece } from './core/json';
 import { isWs, MarkerSet } from './core/markers';
+import { CallName } from './core/name';
 import type { ParserOptions } from './types';
 
 interface GemmaTokens {
@@ -236,8 +237,7 @@ function bareJson(v: string): string {
 
 export class GemmaParser extends BaseParser {
   private readonly t: GemmaTokens;
-  private lit = '';
-  private name = '';
+  private readonly name = new CallName(NAME_CAP, NAME_RE, (c) => c === 123 /* { */ || c === 60 /* < */, true);
   private call: CallSlot | null = null;
   private args: GemmaArgs | null = null;
   private skipStop = -1;
@@ -257,7 +257,7 @@ export class GemmaParser extends BaseParser {
 
   protected onTextMarker(_m: string): void {
     this.lit = this.t.open;
-    this.name = '';
+    this.name.take();
     this.mode = PREFIX;
   }
 
@@ -271,8 +271,8 @@ export class GemmaParser extends BaseParser {
         return true;
       }
       case PREFIX: {
-        this.lit += this.skipWs();
-        if (this.atEnd) return false;
+        const ws = this.openerWs(Infinity);
+        if (ws !== undefined) return ws;
         const t = this.take('call:');
         if (t === 'maybe') return false;
         if (t === 'no') return this.literal();
@@ -281,15 +281,9 @@ export class GemmaParser extends BaseParser {
         return true;
       }
       case NAME: {
-        const b = this.buf;
-        let i = this.pos;
-        while (i < b.length && b.charCodeAt(i) !== 123 /* { */ && b.charCodeAt(i) !== 60 /* < */) i++;
-        this.name += b.slice(this.pos, i);
-        this.pos = i;
-        const name = this.name.trim();
-        if (this.name.length > NAME_CAP || (name.length > 0 && !NAME_RE.test(name))) return this.literal();
-        if (i >= b.length) return false;
-        if (b.charCodeAt(i) !== 123 || name.length === 0) return this.literal();
+        const name = this.readName(this.name);
+        if (typeof name === 'boolean') return name;
+        if (this.buf.charCodeAt(this.pos) !== 123 /* { */) return this.literal(this.name.take());
         this.pos++;
         this.confirmMarkup();
         const call = new CallSlot(this.em);
@@ -340,14 +334,6 @@ export class GemmaParser extends BaseParser {
     this.call = null;
     this.args = null;
     this.afterMarkup();
-    return true;
-  }
-
-  private literal(): boolean {
-    this.emitText(this.lit + this.name);
-    this.lit = '';
-    this.name = '';
-    this.mode = TEXT;
     return true;
   }
 

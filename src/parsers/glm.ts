@@ -15,10 +15,10 @@
  * `[A-Za-z0-9_.:/-]+` (e.g. Hermes-style JSON, prose) is text; a stray `</tool_call>` and
  * `<|observation|>` are removed.
  */
-import { BaseParser, TEXT } from './core/base';
-import { CallSlot } from './core/emitter';
 import { MarkerSet } from './core/markers';
-import { ParamObject, ToolSchemas, type ValueSink } from './core/params';
+import { CallName } from './core/name';
+import { ParamCallParser } from './core/paramCalls';
+import type { ParamObject } from './core/params';
 import type { ParserOptions } from './types';
 
 const OPEN = '<tool_call>';
@@ -41,13 +41,8 @@ const bodySet = new MarkerSet([KEY, CLOSE]);
 const keySet = new MarkerSet([KEY_CLOSE]);
 const valueSet = new MarkerSet([VAL_CLOSE]);
 
-export class GlmParser extends BaseParser {
-  private readonly schemas: ToolSchemas;
-  private lit = '';
-  private name = '';
-  private call: CallSlot | null = null;
-  private params: ParamObject | null = null;
-  private value: ValueSink | null = null;
+export class GlmParser extends ParamCallParser {
+  private readonly name = new CallName(NAME_CAP, NAME_RE, (c) => c === 60 /* < */ || c === 10 /* \n */, true);
 
   constructor(opts: ParserOptions = {}) {
     super(
@@ -60,41 +55,25 @@ export class GlmParser extends BaseParser {
       },
       opts,
     );
-    this.schemas = new ToolSchemas(opts.tools);
   }
 
   protected onTextMarker(_m: string): void {
     this.lit = OPEN;
-    this.name = '';
+    this.name.take();
     this.mode = NAME;
   }
 
   protected override stepFamily(): boolean {
     switch (this.mode) {
       case NAME: {
-        if (this.name.length === 0) {
+        if (this.name.empty) {
           this.lit += this.skipWs();
           if (this.lit.length > OPEN.length + NAME_CAP) return this.literal();
         }
-        const b = this.buf;
-        let i = this.pos;
-        while (i < b.length) {
-          const c = b.charCodeAt(i);
-          if (c === 60 /* < */ || c === 10 /* \n */) break;
-          i++;
-        }
-        this.name += b.slice(this.pos, i);
-        this.pos = i;
-        const name = this.name.trim();
-        // Decided as soon as the text cannot be a name any more (prose after <tool_call>).
-        if (this.name.length > NAME_CAP || (name.length > 0 && !NAME_RE.test(name))) return this.literal();
-        if (i >= b.length) return false;
-        if (name.length === 0) return this.literal();
+        const name = this.readName(this.name);
+        if (typeof name === 'boolean') return name;
         this.confirmMarkup();
-        const call = new CallSlot(this.em);
-        this.call = call;
-        call.identity(name);
-        this.params = new ParamObject((s) => call.fragment(s), this.schemas, name, 'auto', 'all');
+        this.startCall(name, 'all');
         this.mode = BODY;
         return true;
       }
@@ -106,14 +85,9 @@ export class GlmParser extends BaseParser {
         return true;
       }
       case KEY_READ: {
-        const r = this.readUntil(keySet, NAME_CAP);
-        if (r === null) return false;
-        if (r === undefined) {
-          this.warn('parser.malformed_call', '<arg_key> without </arg_key>');
-          this.mode = BODY;
-          return true;
-        }
-        this.value = (this.params as ParamObject).open(r.content.trim());
+        const key = this.readParamHeader(keySet, NAME_CAP, BODY, '<arg_key> without </arg_key>');
+        if (typeof key === 'boolean') return key;
+        this.value = (this.params as ParamObject).open(key.trim());
         this.mode = PRE_VALUE;
         return true;
       }
@@ -131,34 +105,15 @@ export class GlmParser extends BaseParser {
         this.mode = VALUE;
         return true;
       }
-      case VALUE: {
-        const sink = this.value as ValueSink;
-        const m = this.streamUntil(valueSet, (s) => sink.push(s), true);
-        if (m === null) return false;
-        this.params?.closeValue();
-        this.value = null;
-        this.mode = BODY;
-        return true;
-      }
+      case VALUE:
+        return this.stepValue(valueSet, BODY);
     }
     return false;
   }
 
   private closeCall(): boolean {
-    this.params?.close();
-    this.call?.complete();
-    this.call = null;
-    this.params = null;
-    this.value = null;
+    this.endCall();
     this.afterMarkup();
-    return true;
-  }
-
-  private literal(): boolean {
-    this.emitText(this.lit + this.name);
-    this.lit = '';
-    this.name = '';
-    this.mode = TEXT;
     return true;
   }
 

@@ -14,7 +14,7 @@
  * object closed but is followed by something other than `</tool_call>` is complete at that point
  * (warning `parser.unclosed_call`) and the text resumes.
  */
-import { BaseParser, TEXT } from './core/base';
+import { BaseParser } from './core/base';
 import { CallSlot } from './core/emitter';
 import { H_DONE, H_FAIL, H_STOP, JsonEnvelope } from './core/json';
 import { MarkerSet } from './core/markers';
@@ -33,7 +33,6 @@ const SKIP = 13;
 const closeSet = new MarkerSet([CLOSE]);
 
 export class HermesParser extends BaseParser {
-  private lit = '';
   private call: CallSlot | null = null;
   private env: JsonEnvelope | null = null;
   private skipStop = -1;
@@ -59,9 +58,8 @@ export class HermesParser extends BaseParser {
   protected override stepFamily(): boolean {
     switch (this.mode) {
       case PRE: {
-        this.lit += this.skipWs();
-        if (this.lit.length > OPEN.length + WS_CAP) return this.literal();
-        if (this.atEnd) return false;
+        const ws = this.openerWs(OPEN.length + WS_CAP);
+        if (ws !== undefined) return ws;
         if (this.buf.charCodeAt(this.pos) !== 123 /* { */) return this.literal();
         this.confirmMarkup();
         const call = new CallSlot(this.em);
@@ -121,13 +119,6 @@ export class HermesParser extends BaseParser {
       }
     }
     return false;
-  }
-
-  private literal(): boolean {
-    this.emitText(this.lit);
-    this.lit = '';
-    this.mode = TEXT;
-    return true;
   }
 
   private close(): boolean {

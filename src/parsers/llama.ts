@@ -31,7 +31,6 @@ const TENTATIVE_CAP = 256;
 const FIRST_KEYS = new Set(['name', 'type']);
 
 export class LlamaParser extends BaseParser {
-  private lit = '';
   private call: CallSlot | null = null;
   private env: JsonEnvelope | null = null;
   /** Text of a start-of-output object consumed before its first key confirmed it as a call. */
@@ -52,10 +51,10 @@ export class LlamaParser extends BaseParser {
       case START: {
         this.lit += this.skipWs();
         if (this.atEnd) {
-          if (this.lit.length > WS_CAP) return this.toText();
+          if (this.lit.length > WS_CAP) return this.literal();
           return false;
         }
-        if (this.buf.charCodeAt(this.pos) !== 123 /* { */) return this.toText();
+        if (this.buf.charCodeAt(this.pos) !== 123 /* { */) return this.literal();
         this.newEnvelope(true);
         return true;
       }
@@ -140,13 +139,6 @@ export class LlamaParser extends BaseParser {
     this.tentative = null;
     this.call = null;
     this.env = null;
-    this.mode = TEXT;
-    return true;
-  }
-
-  private toText(): boolean {
-    this.emitText(this.lit);
-    this.lit = '';
     this.mode = TEXT;
     return true;
   }

@@ -15,11 +15,11 @@
  * name that is not `[A-Za-z0-9_.-]+` makes `[TOOL_CALLS]` and the name text; a malformed array
  * ends the call section and the text resumes.
  */
-import { TEXT } from './core/base';
 import { CallSlot } from './core/emitter';
 import { H_DONE, H_STOP, JsonValueScanner } from './core/json';
 import { ITEM, JsonCallsParser } from './core/jsonCalls';
 import { MarkerSet } from './core/markers';
+import { CallName } from './core/name';
 import type { ParserOptions } from './types';
 
 const OPEN = '[TOOL_CALLS]';
@@ -35,8 +35,12 @@ const argsSet = new MarkerSet([ARGS]);
 
 export class MistralParser extends JsonCallsParser {
   protected readonly sectionClose = null;
-  private lit = '';
-  private name = '';
+  private readonly name = new CallName(
+    NAME_CAP,
+    NAME_RE,
+    (c) => c === 123 /* { */ || c === 91 /* [ */ || c === 32 || c === 10 || c === 13 || c === 9,
+    false,
+  );
   private callId = '';
   private scanner: JsonValueScanner | null = null;
   private argStop = -1;
@@ -55,7 +59,7 @@ export class MistralParser extends JsonCallsParser {
 
   protected onTextMarker(_m: string): void {
     this.lit = OPEN;
-    this.name = '';
+    this.name.take();
     this.callId = '';
     this.mode = PRE;
   }
@@ -63,8 +67,8 @@ export class MistralParser extends JsonCallsParser {
   protected override stepFamily(): boolean {
     switch (this.mode) {
       case PRE: {
-        this.lit += this.skipWs();
-        if (this.atEnd) return false;
+        const ws = this.openerWs(Infinity);
+        if (ws !== undefined) return ws;
         const c = this.buf.charCodeAt(this.pos);
         if (c === 91 /* [ */) {
           // `[{` is the JSON array layout; `[ARGS]`/`[CALL_ID]` cannot come before a name.
@@ -83,21 +87,9 @@ export class MistralParser extends JsonCallsParser {
         return true;
       }
       case NAME: {
-        const start = this.pos;
-        const b = this.buf;
-        let i = start;
-        while (i < b.length) {
-          const c = b.charCodeAt(i);
-          if (c === 123 /* { */ || c === 91 /* [ */ || c === 32 || c === 10 || c === 13 || c === 9) break;
-          i++;
-        }
-        this.name += b.slice(start, i);
-        this.pos = i;
-        if (this.name.length > NAME_CAP || (this.name.length > 0 && !NAME_RE.test(this.name)))
-          return this.literal();
-        if (i >= b.length) return false;
-        if (this.name.length === 0) return this.literal();
-        const c = b.charCodeAt(i);
+        const name = this.readName(this.name);
+        if (typeof name === 'boolean') return name;
+        const c = this.buf.charCodeAt(this.pos);
         if (c === 123) return this.startArgs();
         if (c === 91) {
           const a = this.take(ARGS);
@@ -110,12 +102,12 @@ export class MistralParser extends JsonCallsParser {
           }
           if (id === 'maybe') return false;
         }
-        return this.literal();
+        return this.literal(this.name.take());
       }
       case CALLID: {
         const r = this.readUntil(argsSet, NAME_CAP);
         if (r === null) return false;
-        if (r === undefined) return this.literal();
+        if (r === undefined) return this.literal(this.name.take());
         this.callId = r.content.trim();
         return this.startArgs();
       }
@@ -166,18 +158,10 @@ export class MistralParser extends JsonCallsParser {
   private startArgs(): boolean {
     this.confirmMarkup();
     const call = new CallSlot(this.em, this.callId || undefined);
-    call.identity(this.name);
+    call.identity(this.name.value);
     this.call = call;
     this.scanner = new JsonValueScanner();
     this.mode = ARGS_BODY;
-    return true;
-  }
-
-  private literal(): boolean {
-    this.emitText(this.lit + this.name);
-    this.lit = '';
-    this.name = '';
-    this.mode = TEXT;
     return true;
   }
 

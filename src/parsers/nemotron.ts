@@ -10,7 +10,6 @@
  * Look-alikes: markup inside Markdown code is text; `<TOOLCALL>` not followed (after at most 64
  * whitespace characters) by `[` is text; a stray `</TOOLCALL>` is removed.
  */
-import { TEXT } from './core/base';
 import { JsonCallsParser } from './core/jsonCalls';
 import type { ParserOptions } from './types';
 
@@ -21,7 +20,6 @@ const WS_CAP = 64;
 
 export class NemotronParser extends JsonCallsParser {
   protected readonly sectionClose = CLOSE;
-  private lit = '';
 
   constructor(opts: ParserOptions = {}) {
     super(
@@ -43,22 +41,14 @@ export class NemotronParser extends JsonCallsParser {
 
   protected override stepFamily(): boolean {
     if (this.mode === PRE) {
-      this.lit += this.skipWs();
-      if (this.lit.length > OPEN.length + WS_CAP) return this.literal();
-      if (this.atEnd) return false;
+      const ws = this.openerWs(OPEN.length + WS_CAP);
+      if (ws !== undefined) return ws;
       if (this.buf.charCodeAt(this.pos) !== 91 /* [ */) return this.literal();
       this.pos++;
       this.beginArray();
       return true;
     }
     return this.stepArray() ?? false;
-  }
-
-  private literal(): boolean {
-    this.emitText(this.lit);
-    this.lit = '';
-    this.mode = TEXT;
-    return true;
   }
 
   protected override finishFamily(): void {

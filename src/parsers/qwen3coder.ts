@@ -21,10 +21,9 @@
  * `[A-Za-z0-9_.:/-]+` is text; a bare `<function=NAME>` without `<tool_call>` is a call; a stray
  * `</tool_call>` is removed.
  */
-import { BaseParser, TEXT } from './core/base';
-import { CallSlot } from './core/emitter';
 import { MarkerSet } from './core/markers';
-import { ParamObject, ToolSchemas, type ValueSink } from './core/params';
+import { ParamCallParser } from './core/paramCalls';
+import type { ParamObject } from './core/params';
 import type { ParserOptions } from './types';
 
 const OPEN = '<tool_call>';
@@ -49,13 +48,8 @@ const gtSet = new MarkerSet(['>']);
 const bodySet = new MarkerSet([PARAM, FN_CLOSE, CLOSE]);
 const valueSet = new MarkerSet([PARAM_CLOSE]);
 
-export class Qwen3CoderParser extends BaseParser {
-  private readonly schemas: ToolSchemas;
-  private lit = '';
+export class Qwen3CoderParser extends ParamCallParser {
   private wrapped = false;
-  private call: CallSlot | null = null;
-  private params: ParamObject | null = null;
-  private value: ValueSink | null = null;
 
   constructor(opts: ParserOptions = {}) {
     super(
@@ -68,7 +62,6 @@ export class Qwen3CoderParser extends BaseParser {
       },
       opts,
     );
-    this.schemas = new ToolSchemas(opts.tools);
   }
 
   protected onTextMarker(m: string): void {
@@ -86,12 +79,11 @@ export class Qwen3CoderParser extends BaseParser {
   protected override stepFamily(): boolean {
     switch (this.mode) {
       case PRE: {
-        this.lit += this.skipWs();
-        if (this.lit.length > OPEN.length + WS_CAP) return this.literal('');
-        if (this.atEnd) return false;
+        const ws = this.openerWs(OPEN.length + WS_CAP);
+        if (ws !== undefined) return ws;
         const t = this.take(FN);
         if (t === 'maybe') return false;
-        if (t === 'no') return this.literal('');
+        if (t === 'no') return this.literal();
         this.lit += FN;
         this.mode = FN_NAME;
         return true;
@@ -99,14 +91,11 @@ export class Qwen3CoderParser extends BaseParser {
       case FN_NAME: {
         const r = this.readUntil(gtSet, NAME_CAP);
         if (r === null) return false;
-        if (r === undefined) return this.literal('');
+        if (r === undefined) return this.literal();
         const name = r.content.trim();
         if (!NAME_RE.test(name)) return this.literal(r.content + '>');
         this.confirmMarkup();
-        const call = new CallSlot(this.em);
-        this.call = call;
-        call.identity(name);
-        this.params = new ParamObject((s) => call.fragment(s), this.schemas, name, 'auto', 'newline');
+        this.startCall(name, 'newline');
         this.mode = BODY;
         return true;
       }
@@ -117,7 +106,7 @@ export class Qwen3CoderParser extends BaseParser {
           this.mode = PARAM_NAME;
           return true;
         }
-        this.completeCall();
+        this.endCall();
         if (m === FN_CLOSE && this.wrapped) {
           this.mode = POST;
           return true;
@@ -126,26 +115,14 @@ export class Qwen3CoderParser extends BaseParser {
         return true;
       }
       case PARAM_NAME: {
-        const r = this.readUntil(gtSet, NAME_CAP);
-        if (r === null) return false;
-        if (r === undefined) {
-          this.warn('parser.malformed_call', '<parameter= without ">"');
-          this.mode = BODY;
-          return true;
-        }
-        this.value = (this.params as ParamObject).open(r.content.trim());
+        const key = this.readParamHeader(gtSet, NAME_CAP, BODY, '<parameter= without ">"');
+        if (typeof key === 'boolean') return key;
+        this.value = (this.params as ParamObject).open(key.trim());
         this.mode = VALUE;
         return true;
       }
-      case VALUE: {
-        const sink = this.value as ValueSink;
-        const m = this.streamUntil(valueSet, (s) => sink.push(s), true);
-        if (m === null) return false;
-        this.params?.closeValue();
-        this.value = null;
-        this.mode = BODY;
-        return true;
-      }
+      case VALUE:
+        return this.stepValue(valueSet, BODY);
       case POST: {
         this.skipWs();
         if (this.atEnd) return false;
@@ -157,21 +134,6 @@ export class Qwen3CoderParser extends BaseParser {
       }
     }
     return false;
-  }
-
-  private completeCall(): void {
-    this.params?.close();
-    this.call?.complete();
-    this.call = null;
-    this.params = null;
-    this.value = null;
-  }
-
-  private literal(extra: string): boolean {
-    this.emitText(this.lit + extra);
-    this.lit = '';
-    this.mode = TEXT;
-    return true;
   }
 
   protected override finishFamily(): void {

@@ -24,6 +24,7 @@ import type { FamilyParser, ParserOptions } from '../types';
 import { CodeTracker } from './code';
 import { Emitter } from './emitter';
 import { isWs, MarkerSet } from './markers';
+import type { CallName } from './name';
 
 export const TEXT = 0;
 export const THINK = 1;
@@ -64,6 +65,8 @@ export abstract class BaseParser implements FamilyParser {
   private afterCall = false;
   private wsHold = '';
   protected sawReasoning = false;
+  /** Markup read after an opener that may still turn out to be text (see `literal`). */
+  protected lit = '';
 
   constructor(spec: BaseSpec, opts: ParserOptions = {}) {
     this.family = spec.family;
@@ -252,6 +255,40 @@ export abstract class BaseParser implements FamilyParser {
     }
     if (this.code !== null) this.code.feed(s);
     this.em.text(s);
+  }
+
+  /** The markup held in `lit` (plus `extra`) is not markup after all: it is text, TEXT resumes. */
+  protected literal(extra = ''): boolean {
+    this.emitText(this.lit + extra);
+    this.lit = '';
+    this.mode = TEXT;
+    return true;
+  }
+
+  /**
+   * Whitespace after an opener, kept in `lit`. Returns the step result when the step ends here:
+   * true when `lit` grew past `maxLit` characters (the opener is text), false when more input is
+   * needed; undefined when a non-whitespace character follows.
+   */
+  protected openerWs(maxLit: number): boolean | undefined {
+    this.lit += this.skipWs();
+    if (this.lit.length > maxLit) return this.literal();
+    if (this.atEnd) return false;
+    return undefined;
+  }
+
+  /**
+   * One step of reading a call name: the name when a stop character follows it; otherwise the
+   * step result (false: more input needed; true: not a name, `lit` and the name text are text).
+   */
+  protected readName(n: CallName): string | boolean {
+    this.pos = n.read(this.buf, this.pos);
+    // Decided as soon as the text cannot be a name any more (prose after an opener).
+    if (!n.plausible) return this.literal(n.take());
+    if (this.atEnd) return false;
+    const name = n.value;
+    if (name.length === 0) return this.literal(n.take());
+    return name;
   }
 
   /** The markup just read is a real call/section: whitespace held after a previous call is dropped. */
