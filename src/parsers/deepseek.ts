@@ -16,10 +16,10 @@
  * `<｜tool▁call▁begin｜>` without the section opener is a call (recovered, as Dynamo does);
  * stray closers and `<｜end▁of▁sentence｜>` are removed.
  */
-import { BaseParser } from './core/base';
 import { CallSlot } from './core/emitter';
 import { JsonValueScanner } from './core/json';
-import { isWs, MarkerSet } from './core/markers';
+import { LeadingWs, MarkerSet } from './core/markers';
+import { HEAD, SECTION, SectionParser } from './core/section';
 import type { ParserOptions } from './types';
 
 const SECTION_OPEN = '<｜tool▁calls▁begin｜>';
@@ -29,23 +29,20 @@ const CALL_CLOSE = '<｜tool▁call▁end｜>';
 const SEP = '<｜tool▁sep｜>';
 const EOS = '<｜end▁of▁sentence｜>';
 
-const SECTION = 10;
-const HEAD = 11; // V3: call type before the separator; V3.1: the name
+// HEAD: V3: call type before the separator; V3.1: the name
 const NAME_LINE = 12; // V3 only
 const ARGS = 13;
 
 const HEAD_CAP = 512;
 
-const sectionSet = new MarkerSet([CALL_OPEN, SECTION_CLOSE]);
 const headSet = new MarkerSet([SEP, CALL_CLOSE]);
 const nameLineSet = new MarkerSet(['\n', '```', CALL_CLOSE]);
 const argsSet = new MarkerSet([CALL_CLOSE]);
 
-export class DeepSeekParser extends BaseParser {
-  private inSection = false;
-  private call: CallSlot | null = null;
+export class DeepSeekParser extends SectionParser {
   private scanner: JsonValueScanner | null = null;
-  private leading = true;
+  private leading = true; // V3: before the ```json fence's value
+  private readonly leadingWs = new LeadingWs(); // V3.1
   private readonly v31: boolean;
 
   constructor(opts: ParserOptions = {}, variant: 'v3' | 'v3.1' = 'v3') {
@@ -57,30 +54,16 @@ export class DeepSeekParser extends BaseParser {
         strip: [SECTION_CLOSE, CALL_CLOSE, SEP, EOS],
         plainText: false,
       },
+      { sectionOpen: SECTION_OPEN, sectionClose: SECTION_CLOSE, callOpen: CALL_OPEN },
       opts,
     );
     this.v31 = variant === 'v3.1';
   }
 
-  protected onTextMarker(m: string): void {
-    this.confirmMarkup();
-    this.inSection = m === SECTION_OPEN;
-    this.mode = m === SECTION_OPEN ? SECTION : HEAD;
-  }
-
   protected override stepFamily(): boolean {
     switch (this.mode) {
-      case SECTION: {
-        const m = this.streamUntil(sectionSet, () => {});
-        if (m === null) return false;
-        if (m === CALL_OPEN) {
-          this.mode = HEAD;
-          return true;
-        }
-        this.inSection = false;
-        this.afterMarkup();
-        return true;
-      }
+      case SECTION:
+        return this.stepSection();
       case HEAD: {
         const r = this.readUntil(headSet, HEAD_CAP);
         if (r === null) return false;
@@ -131,14 +114,7 @@ export class DeepSeekParser extends BaseParser {
   private readonly argSink = (s: string): void => {
     const call = this.call as CallSlot;
     if (this.v31) {
-      if (this.leading) {
-        let i = 0;
-        while (i < s.length && isWs(s.charCodeAt(i))) i++;
-        if (i === s.length) return;
-        this.leading = false;
-        s = s.slice(i);
-      }
-      call.fragment(s);
+      call.fragment(this.leadingWs.strip(s));
       return;
     }
     const sc = this.scanner as JsonValueScanner;
@@ -159,21 +135,13 @@ export class DeepSeekParser extends BaseParser {
     else this.warn('parser.malformed_call', 'call without a name');
     this.scanner = new JsonValueScanner();
     this.leading = true;
+    this.leadingWs.reset();
     this.mode = ARGS;
     return true;
   }
 
-  private closeCall(): boolean {
-    this.call?.complete();
-    this.call = null;
+  protected override closeCall(): boolean {
     this.scanner = null;
-    if (this.inSection) this.mode = SECTION;
-    else this.afterMarkup();
-    return true;
-  }
-
-  protected override finishFamily(): void {
-    if (this.mode === SECTION) this.warn('parser.unclosed_section', 'stream ended inside the call section');
-    else this.warn('parser.unclosed_call', 'stream ended inside a call; left without completion');
+    return super.closeCall();
   }
 }

@@ -19,7 +19,7 @@
  */
 import { BaseParser } from './core/base';
 import { CallSlot } from './core/emitter';
-import { isWs, MarkerSet } from './core/markers';
+import { LeadingWs, MarkerSet } from './core/markers';
 import type { ParserOptions } from './types';
 
 const MESSAGE = '<|message|>';
@@ -51,7 +51,7 @@ export function parseHarmonyHeader(h: string): HarmonyHeader {
 
 export class HarmonyParser extends BaseParser {
   private call: CallSlot | null = null;
-  private leading = true;
+  private readonly leading = new LeadingWs();
 
   constructor(opts: ParserOptions = {}) {
     super({ family: 'gpt-oss', openers: [], plainText: false }, opts);
@@ -90,7 +90,7 @@ export class HarmonyParser extends BaseParser {
           const call = new CallSlot(this.em);
           this.call = call;
           if (name) call.identity(name);
-          this.leading = true;
+          this.leading.reset();
           this.mode = BODY_CALL;
         } else if (h.channel === 'analysis') {
           this.sawReasoning = true;
@@ -127,16 +127,7 @@ export class HarmonyParser extends BaseParser {
 
   private readonly textSink = (s: string): void => this.emitText(s);
   private readonly thinkSink = (s: string): void => this.em.thinking(s);
-  private readonly callSink = (s: string): void => {
-    if (this.leading) {
-      let i = 0;
-      while (i < s.length && isWs(s.charCodeAt(i))) i++;
-      if (i === s.length) return;
-      this.leading = false;
-      s = s.slice(i);
-    }
-    (this.call as CallSlot).fragment(s);
-  };
+  private readonly callSink = (s: string): void => (this.call as CallSlot).fragment(this.leading.strip(s));
 
   protected override finishFamily(): void {
     if (this.mode === HEADER && this.pos < this.buf.length) {

@@ -12,9 +12,9 @@
  * Look-alikes: the markers are special tokens, recognised anywhere (no code awareness). A bare
  * `<|tool_call_begin|>` outside a section is a call; stray closers and `<|im_end|>` are removed.
  */
-import { BaseParser } from './core/base';
 import { CallSlot } from './core/emitter';
-import { isWs, MarkerSet } from './core/markers';
+import { LeadingWs, MarkerSet } from './core/markers';
+import { HEAD, SECTION, SectionParser } from './core/section';
 import type { ParserOptions } from './types';
 
 const SECTION_OPEN = '<|tool_calls_section_begin|>';
@@ -23,12 +23,9 @@ const CALL_OPEN = '<|tool_call_begin|>';
 const ARG_OPEN = '<|tool_call_argument_begin|>';
 const CALL_CLOSE = '<|tool_call_end|>';
 
-const SECTION = 10;
-const HEAD = 11;
 const ARGS = 12;
 const HEAD_CAP = 512;
 
-const sectionSet = new MarkerSet([CALL_OPEN, SECTION_CLOSE]);
 const headSet = new MarkerSet([ARG_OPEN, CALL_CLOSE]);
 const argsSet = new MarkerSet([CALL_CLOSE]);
 
@@ -40,10 +37,8 @@ export function kimiName(id: string): string {
   return s.startsWith('functions.') ? s.slice('functions.'.length) : s;
 }
 
-export class KimiParser extends BaseParser {
-  private inSection = false;
-  private call: CallSlot | null = null;
-  private leading = true;
+export class KimiParser extends SectionParser {
+  private readonly leading = new LeadingWs();
   private skip = false;
 
   constructor(opts: ParserOptions = {}) {
@@ -55,29 +50,15 @@ export class KimiParser extends BaseParser {
         strip: [SECTION_CLOSE, CALL_CLOSE, ARG_OPEN, '<|im_end|>'],
         plainText: false,
       },
+      { sectionOpen: SECTION_OPEN, sectionClose: SECTION_CLOSE, callOpen: CALL_OPEN },
       opts,
     );
   }
 
-  protected onTextMarker(m: string): void {
-    this.confirmMarkup();
-    this.inSection = m === SECTION_OPEN;
-    this.mode = m === SECTION_OPEN ? SECTION : HEAD;
-  }
-
   protected override stepFamily(): boolean {
     switch (this.mode) {
-      case SECTION: {
-        const m = this.streamUntil(sectionSet, () => {});
-        if (m === null) return false;
-        if (m === CALL_OPEN) {
-          this.mode = HEAD;
-          return true;
-        }
-        this.inSection = false;
-        this.afterMarkup();
-        return true;
-      }
+      case SECTION:
+        return this.stepSection();
       case HEAD: {
         const r = this.readUntil(headSet, HEAD_CAP);
         if (r === null) return false;
@@ -98,7 +79,7 @@ export class KimiParser extends BaseParser {
         if (name) call.identity(name);
         if (r.marker === CALL_CLOSE) return this.closeCall();
         this.skip = false;
-        this.leading = true;
+        this.leading.reset();
         this.mode = ARGS;
         return true;
       }
@@ -107,15 +88,7 @@ export class KimiParser extends BaseParser {
         const m = this.streamUntil(
           argsSet,
           (s) => {
-            if (this.skip) return;
-            if (this.leading) {
-              let i = 0;
-              while (i < s.length && isWs(s.charCodeAt(i))) i++;
-              if (i === s.length) return;
-              this.leading = false;
-              s = s.slice(i);
-            }
-            call.fragment(s);
+            if (!this.skip) call.fragment(this.leading.strip(s));
           },
           true,
         );
@@ -124,18 +97,5 @@ export class KimiParser extends BaseParser {
       }
     }
     return false;
-  }
-
-  private closeCall(): boolean {
-    this.call?.complete();
-    this.call = null;
-    if (this.inSection) this.mode = SECTION;
-    else this.afterMarkup();
-    return true;
-  }
-
-  protected override finishFamily(): void {
-    if (this.mode === SECTION) this.warn('parser.unclosed_section', 'stream ended inside the call section');
-    else this.warn('parser.unclosed_call', 'stream ended inside a call; left without completion');
   }
 }

@@ -71,3 +71,25 @@ export class MarkerSet {
 export function isWs(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
+
+/**
+ * Drops the whitespace before the first non-whitespace character of a piecewise stream (the
+ * start of a call's argument JSON).
+ */
+export class LeadingWs {
+  private leading = true;
+
+  reset(): void {
+    this.leading = true;
+  }
+
+  /** `s` without leading whitespace of the stream; '' while only whitespace has arrived. */
+  strip(s: string): string {
+    if (!this.leading) return s;
+    let i = 0;
+    while (i < s.length && isWs(s.charCodeAt(i))) i++;
+    if (i === s.length) return '';
+    this.leading = false;
+    return s.slice(i);
+  }
+}
