@@ -16,6 +16,7 @@
  * `<｜tool▁call▁begin｜>` without the section opener is a call (recovered, as Dynamo does);
  * stray closers and `<｜end▁of▁sentence｜>` are removed.
  */
+import { THINK_TAGS } from './core/base';
 import { CallSlot } from './core/emitter';
 import { JsonValueScanner } from './core/json';
 import { LeadingWs, MarkerSet } from './core/markers';
@@ -49,7 +50,7 @@ export class DeepSeekParser extends SectionParser {
     super(
       {
         family: variant === 'v3' ? 'deepseek-v3' : 'deepseek-v3.1',
-        reasoning: { open: '<think>', close: '</think>' },
+        reasoning: THINK_TAGS,
         openers: [SECTION_OPEN, CALL_OPEN],
         strip: [SECTION_CLOSE, CALL_CLOSE, SEP, EOS],
         plainText: false,

@@ -18,6 +18,7 @@
  * 64 whitespace characters) by `<｜DSML｜invoke` is text; stray closers and
  * `<｜end▁of▁sentence｜>` are removed. A bare `<｜DSML｜invoke …>` outside a section is a call.
  */
+import { THINK_TAGS } from './core/base';
 import type { CallSlot } from './core/emitter';
 import { MarkerSet } from './core/markers';
 import { ParamCallParser } from './core/paramCalls';
@@ -64,7 +65,7 @@ export class DsmlParser extends ParamCallParser {
     super(
       {
         family,
-        reasoning: { open: '<think>', close: '</think>' },
+        reasoning: THINK_TAGS,
         openers: [...SECTION_OPEN, INVOKE],
         strip: [...SECTION_CLOSE, INVOKE_CLOSE, PARAM_CLOSE, EOS],
         plainText: true,

@@ -15,6 +15,7 @@
  * `[A-Za-z0-9_.:/-]+` (e.g. Hermes-style JSON, prose) is text; a stray `</tool_call>` and
  * `<|observation|>` are removed.
  */
+import { THINK_TAGS } from './core/base';
 import { MarkerSet } from './core/markers';
 import { CallName } from './core/name';
 import { ParamCallParser } from './core/paramCalls';
@@ -48,7 +49,7 @@ export class GlmParser extends ParamCallParser {
     super(
       {
         family: 'glm45',
-        reasoning: { open: '<think>', close: '</think>' },
+        reasoning: THINK_TAGS,
         openers: [OPEN],
         strip: [CLOSE, '<|observation|>'],
         plainText: true,

@@ -14,7 +14,7 @@
  * object closed but is followed by something other than `</tool_call>` is complete at that point
  * (warning `parser.unclosed_call`) and the text resumes.
  */
-import { BaseParser } from './core/base';
+import { BaseParser, THINK_TAGS } from './core/base';
 import { CallSlot } from './core/emitter';
 import { H_DONE, H_FAIL, H_STOP, JsonEnvelope } from './core/json';
 import { MarkerSet } from './core/markers';
@@ -41,7 +41,7 @@ export class HermesParser extends BaseParser {
     super(
       {
         family,
-        reasoning: { open: '<think>', close: '</think>' },
+        reasoning: THINK_TAGS,
         openers: [OPEN],
         strip: [CLOSE],
         plainText: true,

@@ -12,6 +12,7 @@
  * Look-alikes: the markers are special tokens, recognised anywhere (no code awareness). A bare
  * `<|tool_call_begin|>` outside a section is a call; stray closers and `<|im_end|>` are removed.
  */
+import { THINK_TAGS } from './core/base';
 import { CallSlot } from './core/emitter';
 import { LeadingWs, MarkerSet } from './core/markers';
 import { HEAD, SECTION, SectionParser } from './core/section';
@@ -45,7 +46,7 @@ export class KimiParser extends SectionParser {
     super(
       {
         family: 'kimi-k2',
-        reasoning: { open: '<think>', close: '</think>' },
+        reasoning: THINK_TAGS,
         openers: [SECTION_OPEN, CALL_OPEN],
         strip: [SECTION_CLOSE, CALL_CLOSE, ARG_OPEN, '<|im_end|>'],
         plainText: false,

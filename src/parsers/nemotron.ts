@@ -10,6 +10,7 @@
  * Look-alikes: markup inside Markdown code is text; `<TOOLCALL>` not followed (after at most 64
  * whitespace characters) by `[` is text; a stray `</TOOLCALL>` is removed.
  */
+import { THINK_TAGS } from './core/base';
 import { JsonCallsParser } from './core/jsonCalls';
 import type { ParserOptions } from './types';
 
@@ -25,7 +26,7 @@ export class NemotronParser extends JsonCallsParser {
     super(
       {
         family: 'nemotron',
-        reasoning: { open: '<think>', close: '</think>' },
+        reasoning: THINK_TAGS,
         openers: [OPEN],
         strip: [CLOSE],
         plainText: true,

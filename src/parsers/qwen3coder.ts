@@ -21,6 +21,7 @@
  * `[A-Za-z0-9_.:/-]+` is text; a bare `<function=NAME>` without `<tool_call>` is a call; a stray
  * `</tool_call>` is removed.
  */
+import { THINK_TAGS } from './core/base';
 import { MarkerSet } from './core/markers';
 import { ParamCallParser } from './core/paramCalls';
 import type { ParamObject } from './core/params';
@@ -55,7 +56,7 @@ export class Qwen3CoderParser extends ParamCallParser {
     super(
       {
         family: 'qwen3-coder',
-        reasoning: { open: '<think>', close: '</think>' },
+        reasoning: THINK_TAGS,
         openers: [OPEN, FN],
         strip: [CLOSE],
         plainText: true,

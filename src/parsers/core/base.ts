@@ -34,10 +34,13 @@ export interface ReasoningMarkers {
   close: string;
 }
 
+/** `<think>…</think>`, the reasoning block of most open-model families. */
+export const THINK_TAGS: Readonly<ReasoningMarkers> = Object.freeze({ open: '<think>', close: '</think>' });
+
 export interface BaseSpec {
   family: string;
   /** The family's reasoning block; omit for families without one or with their own (harmony). */
-  reasoning?: ReasoningMarkers;
+  reasoning?: Readonly<ReasoningMarkers>;
   /** Markers in TEXT handed to `onTextMarker` (call openers). */
   openers: readonly string[];
   /** Markers removed from text when they appear outside their context (stray closers, EOS tokens). */
@@ -58,7 +61,7 @@ export abstract class BaseParser implements FamilyParser {
   protected readonly em = new Emitter();
   protected readonly textSet: MarkerSet;
   protected readonly thinkSet: MarkerSet | null;
-  protected readonly reasoning: ReasoningMarkers | undefined;
+  protected readonly reasoning: Readonly<ReasoningMarkers> | undefined;
   private readonly stripSet: Set<string>;
   private readonly code: CodeTracker | null;
   private ended = false;
