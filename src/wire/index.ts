@@ -116,11 +116,8 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
     if (fast !== undefined) fast.pushInto(payload, cur);
     else for (const e of adapter.push(payload)) cur.push(e);
   };
-  const onData = (data: string, event: string | undefined): void => {
-    if (event === 'error' && !looksLikeJson(data)) {
-      onMessage({ data, event });
-      return;
-    }
+  /** One `data:` payload: `[DONE]` as the string, JSON parsed, anything else a warning. */
+  const pushData = (data: string): void => {
     if (data === '[DONE]') {
       push('[DONE]');
       return;
@@ -133,6 +130,13 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
       return;
     }
     push(payload);
+  };
+  const onData = (data: string, event: string | undefined): void => {
+    if (event === 'error' && !looksLikeJson(data)) {
+      onMessage({ data, event });
+      return;
+    }
+    pushData(data);
   };
   const onMessage = (m: SseMessage): void => {
     const data = m.data;
@@ -148,18 +152,7 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
       return;
     }
     if (m.dataless === true) return; // other data-less named events carry nothing
-    if (data === '[DONE]') {
-      push('[DONE]');
-      return;
-    }
-    let payload: unknown;
-    try {
-      payload = JSON.parse(data);
-    } catch {
-      cur.push(warning('bad_json', `SSE data is not JSON (${data.length} chars); ignored`));
-      return;
-    }
-    push(payload);
+    pushData(data);
   };
   const decoderOptions: SseDecoderOptions = {
     dispatchDataless: true,
