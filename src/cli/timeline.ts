@@ -57,6 +57,7 @@ function runFromReport(r: ReplayReport): TimelineRun {
       name: c.name,
       kind: c.kind,
       state: c.state,
+      openMs: c.openMs,
       completeMs: c.completeMs,
       releasedMs: c.releasedMs,
       startedMs: c.startedMs,

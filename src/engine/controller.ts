@@ -56,6 +56,8 @@ export interface CallTiming {
   input?: Record<string, unknown>;
   /** Argument size in characters (never the contents). */
   argsChars: number;
+  /** When the call first appeared in the stream. */
+  openMs: number;
   completeMs?: number;
   readyMs?: number;
   releasedMs?: number;
@@ -77,7 +79,13 @@ export type ControllerEvents = {
   'call.ready': CallTiming;
   'call.released': CallTiming;
   'call.suppressed': { index: number; attempt: number; reason: 'single_tool' | 'invalid' };
-  'approval.request': { index: number; attempt: number; id: string; name: string; input: Record<string, unknown> };
+  'approval.request': {
+    index: number;
+    attempt: number;
+    id: string;
+    name: string;
+    input: Record<string, unknown>;
+  };
   'tool.start': CallTiming;
   'tool.result': CallTiming;
   'attempt.retry': { attempt: number; delayMs: number; error: StreamErrorInfo };
@@ -239,7 +247,10 @@ export class TurnController {
       }
       case 'message.start':
         if (this.messageStarted && (this.opened > 0 || this.text.length > 0)) {
-          this.warn('message_restart', 'a second message started mid-stream; the rest of the stream is ignored');
+          this.warn(
+            'message_restart',
+            'a second message started mid-stream; the rest of the stream is ignored',
+          );
           this.ignoring = true;
           return;
         }
@@ -272,7 +283,13 @@ export class TurnController {
   private slot(index: number): Slot {
     let s = this.slots.get(index);
     if (s === undefined) {
-      const timing: CallTiming = { index, attempt: this.attempt, argsChars: 0, state: 'streaming' };
+      const timing: CallTiming = {
+        index,
+        attempt: this.attempt,
+        argsChars: 0,
+        openMs: this.clock.now(),
+        state: 'streaming',
+      };
       s = { index, buf: new ArgBuffer(), evidence: false, completeSent: false, lateWarned: false, timing };
       this.slots.set(index, s);
       this.allTimings.push(timing);
@@ -297,7 +314,11 @@ export class TurnController {
     if (s.completeSent) {
       if (!s.lateWarned && text.trim().length > 0) {
         s.lateWarned = true;
-        this.warn('late_fragment', `call ${index}: ${text.length} chars arrived after the call was complete; ignored`, index);
+        this.warn(
+          'late_fragment',
+          `call ${index}: ${text.length} chars arrived after the call was complete; ignored`,
+          index,
+        );
       }
       return;
     }
@@ -320,7 +341,13 @@ export class TurnController {
     s.completeSent = true;
     if (s.timing.completeMs === undefined) s.timing.completeMs = this.clock.now();
     if (repaired) {
-      this.actor.send({ type: 'call.complete', index: s.index, outcome: 'object', input: repaired, repaired: true });
+      this.actor.send({
+        type: 'call.complete',
+        index: s.index,
+        outcome: 'object',
+        input: repaired,
+        repaired: true,
+      });
       return;
     }
     const p = s.buf.parse();
@@ -345,7 +372,11 @@ export class TurnController {
         if (p.kind === 'incomplete' || p.kind === 'invalid') {
           const fixed = repairTruncated(last.buf.text());
           if (fixed) {
-            this.warn('repaired', `call ${last.index}: truncated arguments repaired at end of stream`, last.index);
+            this.warn(
+              'repaired',
+              `call ${last.index}: truncated arguments repaired at end of stream`,
+              last.index,
+            );
             this.complete(last, fixed);
           }
         } else if (p.kind === 'empty') {
@@ -546,9 +577,19 @@ export class TurnController {
         synthetic: 'interrupted',
       };
       if (structured && !v.structuredOutput && r.synthetic !== 'suppressed') {
-        r = { ok: false, content: 'Not run: the structured output call replaces its siblings.', synthetic: 'suppressed' };
+        r = {
+          ok: false,
+          content: 'Not run: the structured output call replaces its siblings.',
+          synthetic: 'suppressed',
+        };
       }
-      results.push({ callId: id, name, ok: r.ok, content: r.content, ...(r.synthetic ? { synthetic: r.synthetic } : {}) });
+      results.push({
+        callId: id,
+        name,
+        ok: r.ok,
+        content: r.content,
+        ...(r.synthetic ? { synthetic: r.synthetic } : {}),
+      });
     });
     const assistant: HistoryMessage = {
       role: 'assistant',

@@ -57,6 +57,7 @@ export interface ReportCall {
   input?: Record<string, unknown>;
   state: string;
   argsChars: number;
+  openMs?: number;
   completeMs?: number;
   releasedMs?: number;
   startedMs?: number;
@@ -80,7 +81,6 @@ export interface ReplayReport {
   warnings: ControllerWarning[];
   invariants: { ok: boolean; violations: InvariantViolation[] };
 }
-
 
 export function simClassifier(tools: SimToolSpec[] | undefined): (name: string) => Classification {
   const byName = new Map((tools ?? []).map((t) => [t.name, t]));
@@ -266,6 +266,7 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
     ...(c.input !== undefined ? { input: c.input } : {}),
     state: c.state,
     argsChars: c.argsChars,
+    openMs: c.openMs,
     completeMs: c.completeMs,
     releasedMs: c.releasedMs,
     startedMs: c.startedMs,
