@@ -18,6 +18,7 @@
  */
 import { ArgBuffer } from '../src/args/buffer';
 import { JsonScanner } from '../src/args/scanner';
+import { prng } from './prng';
 
 export interface Row {
   /** What was measured: `argbuffer`, `scanner`, `floor`, `append:concat`, `append:array-join`. */
@@ -53,17 +54,6 @@ export interface BenchArgsOptions {
 // ---------------------------------------------------------------------------------------------
 // Payloads (deterministic).
 
-/** A small deterministic PRNG so every run measures the same bytes. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   'const',

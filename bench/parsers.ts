@@ -18,6 +18,7 @@
  */
 import { createByteParser, listFamilies } from '../src/parsers';
 import type { StreamEvent } from '../src/wire/events';
+import { prng } from './prng';
 
 export interface Row {
   family: string;
@@ -99,16 +100,6 @@ export function callStream(family: string, content: string): string {
   }
 }
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function chunk(bytes: Uint8Array, seed: number): Uint8Array[] {
   const rnd = prng(seed);

@@ -26,6 +26,7 @@ import { createParser } from 'eventsource-parser';
 import { TurnController } from '../src/engine/controller';
 import { createStreamReader } from '../src/wire';
 import { nestedPayload, stringPayload } from './args';
+import { prng } from './prng';
 
 export type Consumer = 'min-sse' | 'sluice' | 'sluice-reader' | 'anthropic-sdk' | 'ai-sdk';
 export const CONSUMERS: readonly Consumer[] = ['min-sse', 'sluice', 'sluice-reader', 'anthropic-sdk', 'ai-sdk'];
@@ -109,16 +110,6 @@ export async function timeAsync(
 
 // ------------------------------------------------------------------------------------ payload
 
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** 4–16 code-unit pieces (about 10 on average), seeded; never splits a surrogate pair. */
 export function deltas(text: string, seed = 7): string[] {

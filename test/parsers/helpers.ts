@@ -1,6 +1,8 @@
 import type { StreamEvent } from '../../src/wire/events';
 import { createByteParser, createTextParser } from '../../src/parsers';
 import type { ParserOptions } from '../../src/parsers';
+import { prng } from '../../bench/prng';
+export { prng };
 
 /** Merge adjacent text / thinking deltas and adjacent fragments of the same call. */
 export function mergeEvents(evs: readonly StreamEvent[]): StreamEvent[] {
@@ -120,17 +122,6 @@ export function runBytesAt(
 export const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const byteLen = (s: string): number => utf8(s).length;
 
-/** Deterministic PRNG (mulberry32) for chunk sizes. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Cut offsets for chunks of min..max bytes. */
 export function randomCuts(length: number, min: number, max: number, rnd: () => number): number[] {
