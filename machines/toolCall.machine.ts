@@ -1,8 +1,10 @@
 import { assign, fromPromise, sendParent, setup } from 'xstate';
+import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from '../src/calls';
 
 /**
  * One tool call of one attempt. Spawned by the turn machine; sees lifecycle boundaries only
- * (never argument fragments: those live in a plain ArgBuffer, see src/engine/attempt.ts).
+ * (never argument fragments: those live in a plain ArgBuffer owned by the controller,
+ * src/engine/controller.ts).
  *
  *   streaming ──call.complete──▶ complete ──ready──▶ emittable ──call.release──▶ released
  *                                   │                                             │ call.start
@@ -16,36 +18,7 @@ import { assign, fromPromise, sendParent, setup } from 'xstate';
  * src/execute/schedule.ts).
  */
 
-/** What the argument text turned out to be once the payload was final. */
-export type ArgsOutcome = 'object' | 'empty' | 'invalid' | 'incomplete' | 'non-object';
-
-export type CallPhase =
-  | 'streaming'
-  | 'complete'
-  | 'emittable'
-  | 'released'
-  | 'running'
-  | 'resulted'
-  | 'invalid'
-  | 'discarded';
-
-export interface CallResult {
-  ok: boolean;
-  content: string;
-  /** Set when sluice made the result up (see src/history/types.ts SyntheticReason). */
-  synthetic?: 'interrupted' | 'suppressed' | 'invalid_input' | 'denied' | 'unknown_tool' | 'timeout';
-}
-
-export interface RunToolInput {
-  index: number;
-  attempt: number;
-  callId: string;
-  name: string;
-  input: Record<string, unknown>;
-}
-
-/** Runs one tool call; the signal fires when the call leaves `running` (discard, interrupt). */
-export type RunToolFn = (call: RunToolInput, signal: AbortSignal) => Promise<CallResult>;
+export type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from '../src/calls';
 
 export interface ToolCallInput {
   index: number;

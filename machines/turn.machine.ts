@@ -2,14 +2,8 @@ import { type ActorRefFrom, assign, createActor, emit, enqueueActions, setup } f
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
-import {
-  type ArgsOutcome,
-  type CallPhase,
-  type CallResult,
-  type CallStatusEvent,
-  type RunToolFn,
-  toolCallMachine,
-} from './toolCall.machine';
+import type { ArgsOutcome, CallPhase, CallResult, Classification, RunToolFn } from '../src/calls';
+import { type CallStatusEvent, toolCallMachine } from './toolCall.machine';
 
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
@@ -28,15 +22,7 @@ import {
 export type TurnMode = 'gateway' | 'execute';
 export type AbortMode = 'commit' | 'drop';
 
-/** How the executor sees a call once it is ready (computed by the controller from its tools). */
-export interface Classification {
-  safe: boolean;
-  needsApproval: boolean;
-  /** An error result to give without running (unknown tool, schema-invalid input). */
-  problem?: CallResult;
-  /** This is the structured-output call: its siblings do not run (SPEC §6.10). */
-  structuredOutput?: boolean;
-}
+export type { Classification } from '../src/calls';
 
 export interface TurnSettings {
   mode: TurnMode;

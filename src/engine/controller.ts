@@ -1,9 +1,8 @@
 import mitt, { type Emitter } from 'mitt';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
-import type { CallResult, RunToolFn } from '../../machines/toolCall.machine';
+import type { CallResult, Classification, RunToolFn } from '../calls';
 import {
   type AbortMode,
-  type Classification,
   type TurnActorRef,
   type TurnEmitted,
   type TurnOutcome,

@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { Classification } from '../../machines/turn.machine';
+import type { Classification } from '../calls';
 import { classifyCall } from '../execute/safety';
 import { type AnyTool, createToolRegistry, runTool, type ToolRegistry } from '../execute/tools';
 import type { EarlyStart } from '../execute/schedule';

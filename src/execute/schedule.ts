@@ -1,4 +1,4 @@
-import type { CallPhase } from '../../machines/toolCall.machine';
+import type { CallPhase } from '../calls';
 
 /**
  * Start decisions (SPEC §6.3–§6.5) as pure functions over the released calls.

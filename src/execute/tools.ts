@@ -207,7 +207,7 @@ export function needsApproval<I extends Record<string, unknown>>(tool: ToolDefin
 // ---------------------------------------------------------------------------------------------
 // Running
 
-/** What a run produced; the same shape the call actor settles with (machines/toolCall.machine.ts CallResult). */
+/** What a run produced; the same shape the call actor settles with (src/calls.ts CallResult). */
 export interface ToolRunResult {
   ok: boolean;
   content: string;

@@ -1,4 +1,4 @@
-import type { CallPhase } from '../../machines/toolCall.machine';
+import type { CallPhase } from '../calls';
 
 /**
  * Release decisions (SPEC §5.2, §5.5, §5.6) as pure functions over a view of the calls, so tests
