@@ -37,13 +37,15 @@ import { type Clock, realClock } from './clock';
 export type CompletionMode = 'inferred' | 'evidence-only';
 
 /**
- * The completion mode a wire format gets: inference only where the wire has no per-call evidence
- * (OpenAI chat and Dynamo's chat chunks); every other format waits for its evidence (Anthropic
- * content_block_stop, Responses .done, Gemini whole parts, a text family's closing marker).
+ * The completion mode a wire format gets: inference only where the wire has no timely per-call
+ * evidence (OpenAI chat and Dynamo's chat chunks; the AI SDK, whose chat-based providers — OpenAI
+ * chat, OpenAI-compatible, Groq, xAI, … — send `tool-input-end` only when the stream ends); every
+ * other format waits for its evidence (Anthropic content_block_stop, Responses .done, Gemini whole
+ * parts, a text family's closing marker).
  */
 export function completionFor(format: WireFormat | undefined, requested?: CompletionMode): CompletionMode {
   if (requested === 'evidence-only') return 'evidence-only';
-  if (format === undefined || format === 'openai-chat' || format === 'dynamo') return 'inferred';
+  if (format === undefined || format === 'openai-chat' || format === 'dynamo' || format === 'ai-sdk') return 'inferred';
   return 'evidence-only';
 }
 

@@ -64,9 +64,12 @@ export type StreamEvent =
 
 export type StreamEventType = StreamEvent['type'];
 
-/** The wire formats sluice reads. `text:<family>` is raw model text parsed by src/parsers. */
+/**
+ * The wire formats sluice reads. `text:<family>` is raw model text parsed by src/parsers;
+ * `ai-sdk` is the part objects of the AI SDK's `streamText(...).fullStream` (objects only, no bytes).
+ */
 export type WireFormat =
-  'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini' | 'dynamo' | `text:${string}`;
+  'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini' | 'dynamo' | 'ai-sdk' | `text:${string}`;
 
 /**
  * A provider adapter: parsed provider payloads in, canonical events out.

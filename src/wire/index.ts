@@ -28,6 +28,7 @@ import { OpenAIChatAdapter } from './openaiChat';
 import { OpenAIResponsesAdapter } from './openaiResponses';
 import { GeminiAdapter } from './gemini';
 import { DynamoAdapter } from './dynamo';
+import { AiSdkAdapter } from './aiSdk';
 import { SseDecoder, type SseDecoderOptions, type SseMessage } from './sse';
 
 export { SseDecoder, DEFAULT_MAX_EVENT_CHARS } from './sse';
@@ -37,6 +38,7 @@ export { OpenAIChatAdapter, mapChatFinishReason } from './openaiChat';
 export { OpenAIResponsesAdapter } from './openaiResponses';
 export { GeminiAdapter, parseJsonPath } from './gemini';
 export { DynamoAdapter } from './dynamo';
+export { AiSdkAdapter, aiSdkError, aiSdkUsage } from './aiSdk';
 
 /** Builds the adapter for `text:<family>` formats (src/parsers provides it). */
 export type TextAdapterFactory = (family: string) => Adapter | undefined;
@@ -74,6 +76,8 @@ export function createAdapter(format: WireFormat, options: AdapterOptions = {}):
       return new GeminiAdapter();
     case 'dynamo':
       return new DynamoAdapter();
+    case 'ai-sdk':
+      return new AiSdkAdapter();
   }
   if (typeof format === 'string' && format.startsWith('text:')) {
     const family = format.slice(5);
