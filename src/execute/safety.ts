@@ -1,7 +1,8 @@
 /**
  * Safety classification (SPEC §6.2): which calls may start early, while the model still streams.
  *
- * Safe = kind `read`, `search` or `fetch`; plus kind `execute` when the command (input field
+ * A tool's own `isConcurrencySafe(input)` decides when the tool has one (a throw counts as unsafe).
+ * Otherwise: safe = kind `read`, `search` or `fetch`; plus kind `execute` when the command (input field
  * `commandField`, default `command`) is classified read-only by the fail-closed shell
  * classifier. Everything else — `edit`, `delete`, `move`, `think`, `other`, unknown tools,
  * an execute call without a string command — is unsafe.
@@ -9,7 +10,7 @@
  * `think` is not safe: in real harnesses it covers memory/todo writers (qwen-code excludes it too).
  */
 import { classifyCommand } from './shell';
-import { type AnyTool, type ToolRegistry, type ToolRunResult, needsApproval, validateInput } from './tools';
+import { type AnyTool, beginValidation, type ToolRegistry, type ToolRunResult, needsApproval } from './tools';
 
 export const SAFE_KINDS: ReadonlySet<string> = new Set(['read', 'search', 'fetch']);
 
@@ -32,6 +33,14 @@ export function explainSafety(
   opts: SafetyOptions = {},
 ): { safe: boolean; reason: string } {
   if (!tool) return { safe: false, reason: 'unknown tool' };
+  if (tool.isConcurrencySafe) {
+    try {
+      const safe = tool.isConcurrencySafe(input) === true;
+      return { safe, reason: safe ? 'isConcurrencySafe: yes' : 'isConcurrencySafe: no' };
+    } catch {
+      return { safe: false, reason: 'isConcurrencySafe threw' };
+    }
+  }
   if (SAFE_KINDS.has(tool.kind)) return { safe: true, reason: `kind ${tool.kind}` };
   if (tool.kind !== 'execute') return { safe: false, reason: `kind ${tool.kind}` };
   const fieldName = tool.commandField ?? opts.commandField ?? DEFAULT_COMMAND_FIELD;
@@ -73,7 +82,17 @@ export function classifyCall(
       problem: { ok: false, content: `Unknown tool ${name}: it is not registered, so it was not run.`, synthetic: 'unknown_tool' },
     };
   }
-  const valid = validateInput(tool, input);
+  const valid = beginValidation(tool, input);
+  if (valid instanceof Promise) {
+    // An asynchronous validator cannot be judged here (classification is synchronous): the call
+    // is judged fail-closed (safe only by kind, approval whenever the tool may ask for it) and
+    // validated for real before it runs (runTool).
+    valid.catch(() => undefined);
+    return {
+      safe: tool.isConcurrencySafe === undefined && SAFE_KINDS.has(tool.kind),
+      needsApproval: tool.needsApproval !== undefined && tool.needsApproval !== false,
+    };
+  }
   if (!valid.ok) {
     return { safe: false, needsApproval: false, problem: { ok: false, content: valid.message, synthetic: 'invalid_input' } };
   }

@@ -1,7 +1,11 @@
 /**
- * The tool layer: tool definitions with a zod input schema, a registry, input validation,
- * running a tool with its timeout and AbortSignal, and provider tool specs generated from the
- * schemas (SPEC §6.1).
+ * The tool layer: tool definitions with a Standard Schema input validator (zod 4, zod 3.24+,
+ * valibot, arktype, …), a registry, input validation, running a tool with its timeout and
+ * AbortSignal, and provider tool specs from the input's JSON Schema (SPEC §6.1).
+ *
+ * JSON Schema for the provider tool specs: the `jsonSchema` option when given, else the
+ * validator's own converter (`~standard.jsonSchema`, Standard JSON Schema v1: zod ≥ 4.2,
+ * arktype). A validator without one (zod 3, valibot) needs `jsonSchema`; defineTool says so.
  *
  * Result convention (one rule, no guessing):
  * - `run` resolves with a **string** (given to the model as is) or any other
@@ -11,7 +15,9 @@
  *   error result. A returned `{ error: '…' }` object is NOT an error: it is an ordinary value,
  *   because a legitimate result may well contain an `error` field.
  */
-import { z } from 'zod';
+import { isStandardSchema, jsonSchemaConverterOf, type StandardSchemaV1 } from './standardSchema';
+
+export type { StandardSchemaV1 } from './standardSchema';
 
 export type ToolKind = 'read' | 'search' | 'fetch' | 'edit' | 'delete' | 'move' | 'execute' | 'think' | 'other';
 
@@ -27,16 +33,19 @@ export const TOOL_KINDS: readonly ToolKind[] = [
   'other',
 ];
 
-/** A JSON Schema object (as produced by `z.toJSONSchema`, or passed through from MCP). */
+/** A JSON Schema object (from the validator's converter, given explicitly, or passed through from MCP). */
 export type JsonSchema = { [key: string]: unknown };
 
-/** Any zod schema whose input is a JSON object (tool input is always an object). */
-export type ToolInputSchema = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
+/** Any Standard Schema validator whose input and output are JSON objects (tool input is always an object). */
+export type ToolInputSchema = StandardSchemaV1<Record<string, unknown>, Record<string, unknown>>;
+
+/** The validated input type of a tool's schema. */
+export type ToolInput<S extends StandardSchemaV1> = StandardSchemaV1.InferOutput<S> & Record<string, unknown>;
 
 export interface ToolRunContext {
   /** Aborted when the call is cancelled (user abort, discarded attempt, timeout). */
   signal: AbortSignal;
-  /** The call id as the model wrote it. */
+  /** The call id as the model wrote it (made unique by sluice when the model repeated one). */
   callId: string;
 }
 
@@ -44,12 +53,17 @@ export interface ToolDefinition<I extends Record<string, unknown> = Record<strin
   name: string;
   kind: ToolKind;
   description?: string;
-  /** Validates (and may transform) the raw input before `run` sees it. */
-  input: z.ZodType<I, Record<string, unknown>>;
-  /** JSON Schema of the input, used for provider tool specs. Generated from `input` unless given. */
+  /** Validates (and may transform) the raw input before `run` sees it (any Standard Schema v1 validator). */
+  input: StandardSchemaV1<Record<string, unknown>, I>;
+  /** JSON Schema of the input, used for provider tool specs. */
   parameters: JsonSchema;
   /** true, or a predicate over the validated input: the call needs approval before it may start. */
   needsApproval?: boolean | ((input: I) => boolean);
+  /**
+   * May this call start while the model still streams, next to other calls? When given, it
+   * decides (over the validated input) instead of the kind rules; a throw counts as "no".
+   */
+  isConcurrencySafe?: (input: I) => boolean;
   /** Abort the run and give an error result (synthetic 'timeout') after this many ms. */
   timeoutMs?: number;
   /**
@@ -68,13 +82,21 @@ export interface DefineToolOptions<S extends ToolInputSchema, O> {
   name: string;
   kind: ToolKind;
   description?: string;
+  /** A Standard Schema v1 validator of a JSON object: zod 4, zod 3.24+ (`zod/v3`), valibot, arktype, … */
   input: S;
-  /** Override the generated JSON Schema (e.g. a hand-tuned provider schema). */
+  /**
+   * JSON Schema of the input for the provider tool specs. Needed when the validator has no
+   * converter of its own (zod 3, valibot); when given it always wins over the converter.
+   */
+  jsonSchema?: JsonSchema;
+  /** Older name of `jsonSchema` (same meaning; `jsonSchema` wins when both are given). */
   parameters?: JsonSchema;
-  needsApproval?: boolean | ((input: z.output<S>) => boolean);
+  needsApproval?: boolean | ((input: ToolInput<S>) => boolean);
+  /** Per-call safety over the validated input (e.g. a shell tool: safe for `ls`, not for `rm`). */
+  isConcurrencySafe?: (input: ToolInput<S>) => boolean;
   timeoutMs?: number;
   commandField?: string;
-  run(input: z.output<S>, ctx: ToolRunContext): Promise<O> | O;
+  run(input: ToolInput<S>, ctx: ToolRunContext): Promise<O> | O;
 }
 
 /** Provider tool names: Anthropic and OpenAI both accept `^[a-zA-Z0-9_-]{1,64}$`. */
@@ -82,11 +104,10 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * Define a tool. Throws (a programming error, at definition time) when the name is not a valid
- * provider tool name, the kind is unknown, or the schema does not describe a JSON object.
+ * provider tool name, the kind is unknown, the input is not a Standard Schema validator, no
+ * JSON Schema can be had for it, or the schema does not describe a JSON object.
  */
-export function defineTool<S extends ToolInputSchema, O>(
-  opts: DefineToolOptions<S, O>,
-): ToolDefinition<z.output<S> & Record<string, unknown>, O> {
+export function defineTool<S extends ToolInputSchema, O>(opts: DefineToolOptions<S, O>): ToolDefinition<ToolInput<S>, O> {
   if (!TOOL_NAME_PATTERN.test(opts.name)) {
     throw new Error(`defineTool: invalid tool name ${JSON.stringify(opts.name)} (allowed: ${TOOL_NAME_PATTERN.source})`);
   }
@@ -96,26 +117,67 @@ export function defineTool<S extends ToolInputSchema, O>(
   if (opts.timeoutMs !== undefined && !(opts.timeoutMs > 0)) {
     throw new Error(`defineTool: timeoutMs must be a positive number (tool ${opts.name})`);
   }
-  const parameters = opts.parameters ?? schemaToJsonSchema(opts.input);
+  if (!isStandardSchema(opts.input)) throw new Error(`defineTool: tool ${opts.name}: ${notASchema(opts.input)}`);
+  const given = opts.jsonSchema ?? opts.parameters;
+  if (given !== undefined && (typeof given !== 'object' || given === null || Array.isArray(given))) {
+    throw new Error(`defineTool: tool ${opts.name}: jsonSchema must be a JSON Schema object, e.g. { type: 'object', properties: { … } }`);
+  }
+  const parameters = given ?? jsonSchemaFor(opts.input, opts.name);
   if (parameters.type !== 'object') {
     throw new Error(`defineTool: the input schema of tool ${opts.name} must describe a JSON object`);
+  }
+  if (opts.isConcurrencySafe !== undefined && typeof opts.isConcurrencySafe !== 'function') {
+    throw new Error(`defineTool: tool ${opts.name}: isConcurrencySafe must be a function (input) => boolean`);
   }
   return {
     name: opts.name,
     kind: opts.kind,
     description: opts.description,
-    input: opts.input as unknown as z.ZodType<z.output<S> & Record<string, unknown>, Record<string, unknown>>,
+    input: opts.input as unknown as StandardSchemaV1<Record<string, unknown>, ToolInput<S>>,
     parameters,
     needsApproval: opts.needsApproval,
+    ...(opts.isConcurrencySafe ? { isConcurrencySafe: opts.isConcurrencySafe } : {}),
     timeoutMs: opts.timeoutMs,
     commandField: opts.commandField,
     run: opts.run,
   };
 }
 
-/** JSON Schema (draft 2020-12, input side) of a zod schema, without the `$schema` key. */
-export function schemaToJsonSchema(schema: z.ZodType): JsonSchema {
-  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+/** Why `value` is not accepted as an input validator, with the fix. */
+function notASchema(value: unknown): string {
+  const v = value as { _def?: unknown; safeParse?: unknown } | null | undefined;
+  if (v && typeof v === 'object' && v._def !== undefined && typeof v.safeParse === 'function') {
+    return 'this zod schema predates Standard Schema (zod < 3.24); upgrade zod to 3.24+ or 4';
+  }
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+  const hint = kind === 'object' ? ' (a plain JSON Schema object goes in jsonSchema, with a validator in input)' : '';
+  return `input must be a Standard Schema validator (zod 4, zod 3.24+, valibot, arktype, …), got ${kind}${hint}`;
+}
+
+/**
+ * JSON Schema (draft 2020-12, input side) of a validator, from its own converter, without the
+ * `$schema` key. Throws, naming the fix (`jsonSchema`), when the validator has no converter.
+ */
+export function schemaToJsonSchema(schema: StandardSchemaV1, toolName = '(unnamed)'): JsonSchema {
+  return jsonSchemaFor(schema, toolName);
+}
+
+function jsonSchemaFor(schema: StandardSchemaV1, toolName: string): JsonSchema {
+  const vendor = schema['~standard'].vendor;
+  const conv = jsonSchemaConverterOf(schema);
+  if (!conv) {
+    throw new Error(
+      `defineTool: tool ${toolName}: this ${vendor} schema has no JSON Schema converter; pass jsonSchema: { type: 'object', properties: { … } } (for valibot: toJsonSchema() from @valibot/to-json-schema)`,
+    );
+  }
+  let out: JsonSchema;
+  try {
+    // zod: schemas it cannot represent (transforms, dates, …) become {} instead of throwing.
+    const libraryOptions = vendor === 'zod' ? { unrepresentable: 'any' } : undefined;
+    out = { ...conv.input({ target: 'draft-2020-12', ...(libraryOptions ? { libraryOptions } : {}) }) };
+  } catch (err) {
+    throw new Error(`defineTool: tool ${toolName}: the ${vendor} schema could not be converted to JSON Schema (${errorName(err)}); pass jsonSchema`);
+  }
   delete out.$schema;
   return out;
 }
@@ -157,29 +219,52 @@ const MAX_ISSUE_CHARS = 200;
 
 /**
  * Validate raw call input against the tool's schema. The message names the tool, the paths
- * and zod's message for each issue (at most 5); it never echoes argument values.
+ * and the validator's message for each issue (at most 5); it never echoes argument values.
+ * Synchronous; a validator that answers with a Promise (async refinements) cannot be judged
+ * here and gives an error that says so: use `validateInputAsync` (what `runTool` uses).
  */
-export function validateInput<I extends Record<string, unknown>>(
+export function validateInput<I extends Record<string, unknown>>(tool: ToolDefinition<I, unknown>, input: unknown): ValidationResult<I> {
+  const r = beginValidation(tool, input);
+  if (!(r instanceof Promise)) return r;
+  r.catch(() => undefined);
+  return { ok: false, message: `Invalid input for tool ${tool.name}: the schema validates asynchronously; use validateInputAsync` };
+}
+
+/** `validateInput` for any validator, synchronous or not. Never rejects. */
+export async function validateInputAsync<I extends Record<string, unknown>>(tool: ToolDefinition<I, unknown>, input: unknown): Promise<ValidationResult<I>> {
+  return beginValidation(tool, input);
+}
+
+/** The result at once for a synchronous validator, a Promise for an asynchronous one. Never throws or rejects. */
+export function beginValidation<I extends Record<string, unknown>>(
   tool: ToolDefinition<I, unknown>,
   input: unknown,
-): ValidationResult<I> {
+): ValidationResult<I> | Promise<ValidationResult<I>> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, message: `Invalid input for tool ${tool.name}: arguments must be a JSON object` };
   }
-  let parsed: ReturnType<typeof tool.input.safeParse>;
-  try {
-    parsed = tool.input.safeParse(input);
-  } catch (err) {
+  const threw = (err: unknown): ValidationResult<I> =>
     // A throwing refinement/transform is the tool author's bug; report it without its contents.
-    return { ok: false, message: `Invalid input for tool ${tool.name}: schema check threw (${errorName(err)})` };
+    ({ ok: false, message: `Invalid input for tool ${tool.name}: schema check threw (${errorName(err)})` });
+  let result: StandardSchemaV1.Result<I> | Promise<StandardSchemaV1.Result<I>>;
+  try {
+    result = tool.input['~standard'].validate(input);
+  } catch (err) {
+    return threw(err);
   }
-  if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, message: formatIssues(tool.name, parsed.error.issues) };
+  if (result instanceof Promise) return result.then((r) => toValidation(tool.name, r), threw);
+  return toValidation(tool.name, result);
 }
 
-function formatIssues(toolName: string, issues: readonly z.core.$ZodIssue[]): string {
+function toValidation<I>(toolName: string, r: StandardSchemaV1.Result<I>): ValidationResult<I> {
+  if (r.issues === undefined) return { ok: true, value: r.value };
+  return { ok: false, message: formatIssues(toolName, r.issues) };
+}
+
+function formatIssues(toolName: string, issues: ReadonlyArray<StandardSchemaV1.Issue>): string {
   const parts = issues.slice(0, MAX_ISSUES).map((issue) => {
-    const path = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.') : '(root)';
+    const segs = (issue.path ?? []).map((p) => (typeof p === 'object' && p !== null ? p.key : p));
+    const path = segs.length ? segs.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.') : '(root)';
     const msg = issue.message.length > MAX_ISSUE_CHARS ? `${issue.message.slice(0, MAX_ISSUE_CHARS)}…` : issue.message;
     return `${path.replace(/\.\[/g, '[')}: ${msg}`;
   });
@@ -244,7 +329,7 @@ export async function runTool(tool: AnyTool | undefined, rawInput: unknown, ctx:
   if (!tool) {
     return { ok: false, content: `Unknown tool${ctx.name ? ` ${ctx.name}` : ''}: it is not registered, so it was not run.`, synthetic: 'unknown_tool' };
   }
-  const valid = validateInput(tool, rawInput);
+  const valid = await validateInputAsync(tool, rawInput);
   if (!valid.ok) return { ok: false, content: valid.message, synthetic: 'invalid_input' };
   if (ctx.signal.aborted) return { ok: false, content: interruptedText(tool.name), synthetic: 'interrupted' };
 

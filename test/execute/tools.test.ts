@@ -273,3 +273,151 @@ describe('provider tool specs', () => {
     });
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Standard Schema validators (issue 10): zod 4, zod 3 (`zod/v3`), valibot, any vendor.
+
+import { z as z3 } from 'zod/v3';
+import * as v from 'valibot';
+import { classifyCall, isSafeCall } from '../../src/execute/safety';
+import type { StandardSchemaV1 } from '../../src/execute/standardSchema';
+
+const signal = new AbortController().signal;
+const PATH_SCHEMA: JsonSchema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
+
+describe('defineTool with Standard Schema validators', () => {
+  test('zod 4: JSON Schema from its own converter; validation and transforms run before run()', async () => {
+    const t = defineTool({
+      name: 'read4',
+      kind: 'read',
+      input: z.object({ path: z.string().min(1), lines: z.number().int().default(10) }),
+      run: ({ path, lines }) => `${path}:${lines}`,
+    });
+    expect(t.parameters).toEqual({
+      type: 'object',
+      properties: { path: { type: 'string', minLength: 1 }, lines: { type: 'integer', default: 10, minimum: expect.any(Number), maximum: expect.any(Number) } },
+      required: ['path'],
+    });
+    expect(await runTool(t, { path: 'a.ts' }, { signal, callId: 'c1' })).toEqual({ ok: true, content: 'a.ts:10' });
+    const bad = await runTool(t, { path: '' }, { signal, callId: 'c2' });
+    expect(bad).toMatchObject({ ok: false, synthetic: 'invalid_input' });
+    expect(bad.content).toMatch(/^Invalid input for tool read4: path: /);
+  });
+
+  test('zod 3 (zod/v3): validates; JSON Schema must be given, and the error without it names the fix', async () => {
+    const schema = z3.object({ path: z3.string(), n: z3.number().optional() });
+    expect(() => defineTool({ name: 'read3', kind: 'read', input: schema, run: () => '' })).toThrow(
+      /tool read3: this zod schema has no JSON Schema converter; pass jsonSchema/,
+    );
+    const t = defineTool({ name: 'read3', kind: 'read', input: schema, jsonSchema: PATH_SCHEMA, run: ({ path, n }) => `${path}/${n ?? '-'}` });
+    expect(t.parameters).toBe(PATH_SCHEMA);
+    expect(toAnthropicTools([t])[0]!.input_schema).toEqual(PATH_SCHEMA);
+    expect(await runTool(t, { path: 'x', n: 2 }, { signal, callId: 'c' })).toEqual({ ok: true, content: 'x/2' });
+    const bad = await runTool(t, { path: 987654 }, { signal, callId: 'c' });
+    expect(bad).toMatchObject({ ok: false, synthetic: 'invalid_input' });
+    expect(bad.content).toMatch(/^Invalid input for tool read3: path: /);
+    expect(bad.content).not.toContain('987654'); // never echoes argument values
+  });
+
+  test('valibot: validates with its issue paths; JSON Schema from jsonSchema', async () => {
+    const schema = v.object({ path: v.string(), depth: v.optional(v.pipe(v.number(), v.integer())) });
+    expect(() => defineTool({ name: 'tree', kind: 'read', input: schema, run: () => '' })).toThrow(/valibot schema has no JSON Schema converter; pass jsonSchema/);
+    const t = defineTool({ name: 'tree', kind: 'read', input: schema, jsonSchema: PATH_SCHEMA, run: ({ path, depth }) => `${path}@${depth ?? 0}` });
+    expect(await runTool(t, { path: 'src', depth: 2 }, { signal, callId: 'c' })).toEqual({ ok: true, content: 'src@2' });
+    const bad = await runTool(t, { path: 'src', depth: 1.5 }, { signal, callId: 'c' });
+    expect(bad).toMatchObject({ ok: false, synthetic: 'invalid_input' });
+    expect(bad.content).toMatch(/^Invalid input for tool tree: depth: /);
+    expect(validateInput(t, { depth: 1 })).toMatchObject({ ok: false, message: expect.stringMatching(/path: /) });
+  });
+
+  test('any vendor: a Standard Schema with its own JSON Schema converter (as arktype has) is used as is', async () => {
+    const seen: string[] = [];
+    const custom: StandardSchemaV1<{ q: string }, { q: string }> & { '~standard': { jsonSchema: unknown } } = {
+      '~standard': {
+        version: 1,
+        vendor: 'custom',
+        validate: (value) =>
+          typeof (value as { q?: unknown }).q === 'string' ? { value: value as { q: string } } : { issues: [{ message: 'q must be a string', path: [{ key: 'q' }] }] },
+        jsonSchema: {
+          input: (o: { target: string }) => {
+            seen.push(o.target);
+            return { $schema: 'x', type: 'object', properties: { q: { type: 'string' } } };
+          },
+        },
+      },
+    };
+    const t = defineTool({ name: 'search', kind: 'search', input: custom, run: ({ q }) => q.toUpperCase() });
+    expect(seen).toEqual(['draft-2020-12']);
+    expect(t.parameters).toEqual({ type: 'object', properties: { q: { type: 'string' } } });
+    expect(await runTool(t, { q: 'ab' }, { signal, callId: 'c' })).toEqual({ ok: true, content: 'AB' });
+    expect((await runTool(t, { q: 1 }, { signal, callId: 'c' })).content).toBe('Invalid input for tool search: q: q must be a string');
+  });
+
+  test('anything that is not a validator gets a one-line error that names the fix', () => {
+    const def = (input: unknown) => () => defineTool({ name: 'x', kind: 'read', input: input as never, run: () => '' });
+    expect(def(PATH_SCHEMA)).toThrow(
+      'defineTool: tool x: input must be a Standard Schema validator (zod 4, zod 3.24+, valibot, arktype, …), got object (a plain JSON Schema object goes in jsonSchema, with a validator in input)',
+    );
+    expect(def(undefined)).toThrow(/input must be a Standard Schema validator .*got undefined$/);
+    expect(def({ _def: {}, safeParse: () => ({}) })).toThrow(/zod < 3\.24\); upgrade zod to 3\.24\+ or 4/);
+    expect(def(z.object({}))).not.toThrow();
+    expect(() => defineTool({ name: 'x', kind: 'read', input: z.object({}), jsonSchema: [] as never, run: () => '' })).toThrow(/jsonSchema must be a JSON Schema object/);
+    for (const f of [def(PATH_SCHEMA), def(null)]) {
+      try {
+        f();
+      } catch (err) {
+        expect((err as Error).message).not.toContain('\n');
+      }
+    }
+  });
+
+  test('an asynchronous validator: runTool awaits it; classification is fail-closed', async () => {
+    const asyncSchema: StandardSchemaV1<{ path: string }, { path: string }> = {
+      '~standard': {
+        version: 1,
+        vendor: 'async',
+        validate: async (value) => (typeof (value as { path?: unknown }).path === 'string' ? { value: value as { path: string } } : { issues: [{ message: 'bad', path: ['path'] }] }),
+      },
+    };
+    const t = defineTool({ name: 'slow', kind: 'read', input: asyncSchema, jsonSchema: PATH_SCHEMA, needsApproval: (i) => i.path === 'secret', run: ({ path }) => path });
+    expect(await runTool(t, { path: 'p' }, { signal, callId: 'c' })).toEqual({ ok: true, content: 'p' });
+    expect(await runTool(t, { path: 1 }, { signal, callId: 'c' })).toMatchObject({ ok: false, synthetic: 'invalid_input' });
+    expect(validateInput(t, { path: 'p' })).toMatchObject({ ok: false, message: expect.stringMatching(/asynchronously; use validateInputAsync/) });
+    expect(classifyCall(createToolRegistry([t]), 'slow', { path: 'p' })).toEqual({ safe: true, needsApproval: true });
+  });
+});
+
+describe('isConcurrencySafe(input)', () => {
+  const shell = defineTool({
+    name: 'shell',
+    kind: 'execute',
+    input: z.object({ cmd: z.string() }),
+    isConcurrencySafe: ({ cmd }) => cmd === 'ls' || cmd.startsWith('cat '),
+    run: () => 'ok',
+  });
+  const edit = defineTool({ name: 'note', kind: 'edit', input: z.object({ text: z.string() }), isConcurrencySafe: () => true, run: () => 'ok' });
+  const throwing = defineTool({
+    name: 'odd',
+    kind: 'read',
+    input: z.object({}),
+    isConcurrencySafe: () => {
+      throw new Error('boom');
+    },
+    run: () => 'ok',
+  });
+  const registry = createToolRegistry([shell, edit, throwing]);
+
+  test('decides instead of the kind rules, over the validated input; a throw counts as unsafe', () => {
+    expect(classifyCall(registry, 'shell', { cmd: 'ls' }).safe).toBe(true);
+    expect(classifyCall(registry, 'shell', { cmd: 'rm -rf build' }).safe).toBe(false);
+    expect(classifyCall(registry, 'note', { text: 'x' }).safe).toBe(true); // an 'edit' tool that says it is safe
+    expect(classifyCall(registry, 'odd', {}).safe).toBe(false); // 'read', but its predicate threw
+    expect(isSafeCall(shell, { cmd: 'cat a.txt' })).toBe(true);
+  });
+
+  test('a non-function is a definition error', () => {
+    expect(() => defineTool({ name: 'y', kind: 'read', input: z.object({}), isConcurrencySafe: true as never, run: () => '' })).toThrow(
+      /isConcurrencySafe must be a function/,
+    );
+  });
+});
