@@ -5,6 +5,8 @@ const config: Config = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  // examples/ import the package by its name, as users write it.
+  moduleNameMapper: { '^sluice$': '<rootDir>/src/index.ts' },
   // Deep model-based runs (N = 3) are opt-in: `npm run test:deep`.
   testTimeout: 30_000,
 };

@@ -19,6 +19,7 @@ export { toolsFromMcp } from './execute/mcp';
 export { checkHistory, checkTrace } from './history/check';
 export { repairHistory } from './history/repair';
 export * from './history/shapes';
+export * from './history/aiSdk';
 export type * from './history/types';
 export type { TurnTraceEntry } from './history/trace';
 export { AnthropicSseEncoder, toAnthropicMessage } from './encode/anthropicSse';
