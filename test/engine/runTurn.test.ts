@@ -378,3 +378,221 @@ describe('history details', () => {
     expectValid(messages);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Embedding API (issue 10): explicit options beat the environment, classify, duplicate ids,
+// stream inputs.
+
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { checkHistory } from '../../src/history/check';
+
+/** OpenAI-chat chunks for calls with the ids given (the model may repeat one). */
+function chatTurnWithIds(calls: Array<{ id: string; name: string; args: Record<string, unknown> }>): Chunk[] {
+  const base = { id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm' };
+  const chunk = (delta: unknown, finish_reason: string | null = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason }] });
+  const out: Chunk[] = [];
+  calls.forEach((c, i) => {
+    out.push({ delay: 2, data: chunk({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }] }) });
+  });
+  out.push({ delay: 20, data: chunk({}, 'tool_calls') });
+  out.push({ delay: 0, data: '[DONE]' });
+  return out;
+}
+
+function callIds(messages: HistoryMessage[]): string[] {
+  const a = messages[0];
+  return a && a.role === 'assistant' ? a.calls.map((c) => c.id) : [];
+}
+
+describe('runTurn embedding options', () => {
+  const saved = process.env.SLUICE_STREAMING_DISPATCH;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.SLUICE_STREAMING_DISPATCH;
+    else process.env.SLUICE_STREAMING_DISPATCH = saved;
+  });
+
+  test.each(['safe', 'all'] as const)("an explicit policy.earlyStart '%s' wins over SLUICE_STREAMING_DISPATCH=0", async (earlyStart) => {
+    process.env.SLUICE_STREAMING_DISPATCH = '0';
+    const log = newLog();
+    await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'read_file', args: { path: 'a' } }])),
+      tools: makeTools(log),
+      policy: { earlyStart },
+      on: observe(log),
+    });
+    expect(log.events.indexOf('start:0')).toBeLessThan(log.events.indexOf('stream.end'));
+  });
+
+  test("the environment still changes the default, and an explicit 'none' holds even without it", async () => {
+    process.env.SLUICE_STREAMING_DISPATCH = '0';
+    const envLog = newLog();
+    await runTurn({ format: 'openai-chat', stream: play(chatTurn([{ name: 'read_file', args: { path: 'a' } }])), tools: makeTools(envLog), on: observe(envLog) });
+    expect(envLog.events.indexOf('start:0')).toBeGreaterThan(envLog.events.indexOf('stream.end'));
+    delete process.env.SLUICE_STREAMING_DISPATCH;
+    const noneLog = newLog();
+    await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'read_file', args: { path: 'a' } }])),
+      tools: makeTools(noneLog),
+      policy: { earlyStart: 'none' },
+      on: observe(noneLog),
+    });
+    expect(noneLog.events.indexOf('start:0')).toBeGreaterThan(noneLog.events.indexOf('stream.end'));
+  });
+
+  test('classify passes through runTurn with the default classification to adjust', async () => {
+    const log = newLog();
+    const seen: Array<{ name: string; safe: boolean }> = [];
+    await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'read_file', args: { path: 'secret/key' } }, { name: 'read_file', args: { path: 'ok' } }])),
+      tools: makeTools(log),
+      classify: (name, input, defaults) => {
+        seen.push({ name, safe: defaults.safe });
+        return String(input.path).startsWith('secret/') ? { ...defaults, safe: false } : defaults;
+      },
+      on: observe(log),
+    });
+    expect(seen).toEqual([
+      { name: 'read_file', safe: true },
+      { name: 'read_file', safe: true },
+    ]);
+    const end = log.events.indexOf('stream.end');
+    expect(log.events.indexOf('start:0')).toBeGreaterThan(end); // judged unsafe by the embedder
+    expect(log.events.indexOf('start:1')).toBeGreaterThan(log.events.indexOf('result:0')); // waits behind the unsafe call
+  });
+
+  test('a throwing classify fails closed: unsafe and needs approval (denied without an approver)', async () => {
+    const log = newLog();
+    const { messages } = await runTurn({
+      format: 'openai-chat',
+      stream: play(chatTurn([{ name: 'read_file', args: { path: 'a' } }])),
+      tools: makeTools(log),
+      classify: () => {
+        throw new Error('classifier bug');
+      },
+    });
+    expect(log.starts).toEqual([]);
+    expect(results(messages)).toMatchObject([{ ok: false, synthetic: 'denied' }]);
+  });
+});
+
+describe('duplicate call ids', () => {
+  test('two calls with id call_dup in one turn: distinct ids, each run once, valid history, a warning', async () => {
+    const log = newLog();
+    const runs: string[] = [];
+    const { messages, summary } = await runTurn({
+      format: 'openai-chat',
+      stream: play(
+        chatTurnWithIds([
+          { id: 'call_dup', name: 'read_file', args: { path: 'a' } },
+          { id: 'call_dup', name: 'read_file', args: { path: 'b' } },
+        ]),
+      ),
+      tools: makeTools(log, 5),
+      on: { 'tool.start': (c) => runs.push(c.id!) },
+    });
+    expect(callIds(messages)).toEqual(['call_dup', 'call_dup_2']);
+    expect(runs).toEqual(['call_dup', 'call_dup_2']);
+    expect(log.starts).toEqual(['read:a', 'read:b']);
+    expect(results(messages).map((r) => [r.callId, r.content])).toEqual([
+      ['call_dup', 'contents of a'],
+      ['call_dup_2', 'contents of b'],
+    ]);
+    expect(checkHistory(messages)).toMatchObject({ ok: true, violations: [] });
+    expect(summary.warnings).toContainEqual({
+      code: 'duplicate_call_id',
+      index: 1,
+      message: 'call 1: id call_dup is already used by an earlier call of this turn; renamed to call_dup_2',
+    });
+  });
+
+  test('an id repeated from the given history (functions.x:0 every turn) gets the next free suffix', async () => {
+    const log = newLog();
+    const history: HistoryMessage[] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: '', calls: [{ id: 'functions.read_file:0', name: 'read_file', input: { path: 'old' } }] },
+      { role: 'tool', results: [{ callId: 'functions.read_file:0', name: 'read_file', ok: true, content: 'x' }] },
+    ];
+    const turn = chatTurnWithIds([
+      { id: 'functions.read_file:0', name: 'read_file', args: { path: 'new' } },
+      { id: 'functions.read_file:1', name: 'read_file', args: { path: 'new2' } },
+    ]);
+    const { messages, summary } = await runTurn({ format: 'openai-chat', stream: play(turn), tools: makeTools(log, 1), history, knownCallIds: ['functions.read_file:0_2'] });
+    expect(callIds(messages)).toEqual(['functions.read_file:0_3', 'functions.read_file:1']);
+    expect(summary.warnings.map((w) => w.message)).toEqual([
+      'call 0: id functions.read_file:0 is already used in the conversation history; renamed to functions.read_file:0_3',
+    ]);
+    expect(checkHistory([...history, ...messages])).toMatchObject({ ok: true, warnings: [] });
+  });
+
+  test('a retried attempt may reuse the ids of the discarded one', async () => {
+    const log = newLog();
+    const turn = chatTurnWithIds([{ id: 'call_a', name: 'read_file', args: { path: 'a' } }]);
+    const { messages, summary } = await runTurn({
+      format: 'openai-chat',
+      stream: (n) => (n === 1 ? play(turn, { index: 1, error: Object.assign(new Error('overloaded'), { status: 529 }) }) : play(turn)),
+      tools: makeTools(log, 1),
+      policy: { retryBaseMs: 1 },
+    });
+    expect(summary.attempts).toBe(2);
+    expect(callIds(messages)).toEqual(['call_a']);
+    expect(summary.warnings.filter((w) => w.code === 'duplicate_call_id')).toEqual([]);
+  });
+});
+
+describe('stream inputs', () => {
+  const chunks = chatTurn([{ name: 'read_file', args: { path: 'a' } }], { gap: 0, tail: 0 }).map((c) => c.data);
+  const sse = chunks.map((d) => `data: ${typeof d === 'string' ? d : JSON.stringify(d)}\n\n`);
+  let server: http.Server;
+  let url: string;
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === '/fail') {
+        res.writeHead(503).end('overloaded');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let i = 0;
+      const next = () => (i < sse.length ? (res.write(sse[i++]), setTimeout(next, 2)) : res.end());
+      next();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const cases: Array<[string, () => RunTurnOptions['stream']]> = [
+    ['an array of SDK objects', () => chunks],
+    ['an async iterable of SDK objects', () => play(chatTurn([{ name: 'read_file', args: { path: 'a' } }], { gap: 0, tail: 0 }))],
+    ['raw SSE strings', () => sse],
+    ['a Node Readable of bytes', () => Readable.from(sse.map((s) => Buffer.from(s)))],
+    ['a web ReadableStream', () => new Blob(sse).stream()],
+    ['a fetch Response (real HTTP)', () => () => fetch(url)],
+    ['a fetch Response body (real HTTP)', () => async () => (await fetch(url)).body!],
+    ['a Promise of an array', () => Promise.resolve(chunks)],
+  ];
+  test.each(cases)('%s', async (_label, make) => {
+    const log = newLog();
+    const { messages, summary } = await runTurn({ format: 'openai-chat', stream: make(), tools: makeTools(log, 1) });
+    expect(summary.outcome).toBe('done');
+    expect(results(messages).map((r) => r.content)).toEqual(['contents of a']);
+  });
+
+  test('an HTTP error Response fails the attempt like an SDK error (retryable 503)', async () => {
+    const { summary } = await runTurn({ format: 'openai-chat', stream: () => fetch(`${url}/fail`), tools: makeTools(newLog()), policy: { maxAttempts: 2, retryBaseMs: 1 } });
+    expect(summary).toMatchObject({ outcome: 'failed', attempts: 2, error: { type: 'http_503' } });
+  });
+
+  test('something that is no stream fails the turn with a one-line message', async () => {
+    const { summary } = await runTurn({ format: 'openai-chat', stream: 42 as never, tools: makeTools(newLog()) });
+    expect(summary.outcome).toBe('failed');
+    expect(summary.attempts).toBe(1);
+    expect(summary.error?.message).toBe(
+      'runTurn: stream must be an async iterable (SDK stream, Node Readable), an iterable, a ReadableStream or a fetch Response, got number',
+    );
+  });
+});

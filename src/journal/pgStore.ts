@@ -1,0 +1,201 @@
+/**
+ * A journal store on PostgreSQL (through `pg`, an optional peer dependency): several workers on
+ * several machines share one database; a lease per turn makes sure two workers never write or
+ * resume the same turn.
+ *
+ *   const store = await PostgresJournalStore.connect({ connectionString: process.env.DATABASE_URL });
+ *
+ * Tables (created on connect unless `createTables: false`; names prefixed by `tablePrefix`,
+ * default `sluice_`):
+ *
+ *   sluice_journal (turn text, n integer, k text, body text, PRIMARY KEY (turn, n))
+ *
+ * `body` is the record's JSON as text, not jsonb: jsonb refuses `\u0000`, which tool input and
+ * result text may hold.
+ *   sluice_lease   (turn text PRIMARY KEY, owner text, expires_at timestamptz)
+ *
+ * Guarantees (the JournalStore contract, docs/durability.md):
+ * - `append` writes its records in one transaction: all or none, so there is never a torn record
+ *   (`tornBytes` is always 0). A durable append commits with `synchronous_commit = on` (the commit
+ *   is on the server's disk — and on a synchronous standby when one is configured — before the
+ *   promise resolves); a non-durable one sets `synchronous_commit = off` for its transaction
+ *   (survives a client crash, may be lost with the server's power).
+ * - Records must continue the turn's sequence (`n` = the number already stored): a gap or a
+ *   duplicate is rejected with `JournalError('corrupt')` and nothing of that append is written.
+ * - `lease` is one atomic upsert: of any number of workers racing for a turn, exactly one gets a
+ *   live lease; an expired lease can be taken over. Lease times are the database server's clock.
+ * Nothing here logs record contents.
+ */
+import { JournalError, type JournalRecord, isJournalRecord } from './records';
+import type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './store';
+
+/** The part of a `pg` result this store reads. */
+interface PgResult {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+
+/** A connection checked out of the pool (`pg.PoolClient`). */
+export interface PgClientLike {
+  query(text: string, params?: unknown[]): Promise<PgResult>;
+  release(): void;
+}
+
+/** The part of a `pg.Pool` this store uses (a real `pg.Pool` fits). */
+export interface PgPoolLike {
+  query(text: string, params?: unknown[]): Promise<PgResult>;
+  connect(): Promise<PgClientLike>;
+  end(): Promise<void>;
+}
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:pass@host:port/db`; used when no `pool` is given. */
+  connectionString?: string;
+  /** Your own pool (it is not ended by `close()`). */
+  pool?: PgPoolLike;
+  /** Table name prefix (letters, digits, `_`). Default `sluice_`. */
+  tablePrefix?: string;
+  /** Create the tables if missing (default true). */
+  createTables?: boolean;
+}
+
+/** Load `pg` lazily: it is an optional peer dependency, needed only for this store. */
+function loadPg(): { Pool: new (cfg: { connectionString?: string; max?: number }) => PgPoolLike } {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('pg') as { Pool: new (cfg: { connectionString?: string }) => PgPoolLike };
+  } catch {
+    throw new JournalError('the PostgreSQL journal store needs the "pg" package: npm install pg', 'io');
+  }
+}
+
+export class PostgresJournalStore implements JournalStore {
+  readonly name = 'postgres';
+  private readonly journal: string;
+  private readonly leaseTable: string;
+
+  private constructor(
+    private readonly pool: PgPoolLike,
+    private readonly ownsPool: boolean,
+    prefix: string,
+  ) {
+    this.journal = `${prefix}journal`;
+    this.leaseTable = `${prefix}lease`;
+  }
+
+  static async connect(opts: PostgresStoreOptions = {}): Promise<PostgresJournalStore> {
+    const prefix = opts.tablePrefix ?? 'sluice_';
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new JournalError(`invalid table prefix ${JSON.stringify(prefix)}`, 'io');
+    const pool = opts.pool ?? new (loadPg().Pool)({ connectionString: opts.connectionString });
+    const store = new PostgresJournalStore(pool, opts.pool === undefined, prefix);
+    if (opts.createTables !== false) await store.createTables();
+    return store;
+  }
+
+  private async createTables(): Promise<void> {
+    // Two workers may create the tables at once: IF NOT EXISTS can still race on the catalog, so
+    // serialise with a transaction-scoped advisory lock.
+    await this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.journal]);
+      await c.query(
+        `CREATE TABLE IF NOT EXISTS ${this.journal} (turn text NOT NULL, n integer NOT NULL, k text NOT NULL, body text NOT NULL, PRIMARY KEY (turn, n))`,
+      );
+      await c.query(`CREATE TABLE IF NOT EXISTS ${this.leaseTable} (turn text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`);
+    });
+  }
+
+  private async transaction<T>(fn: (c: PgClientLike) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c);
+      await c.query('COMMIT');
+      return out;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  async append(turn: string, records: readonly JournalRecord[], opts: AppendOptions): Promise<void> {
+    if (records.length === 0) return;
+    await this.transaction(async (c) => {
+      if (!opts.durable) await c.query('SET LOCAL synchronous_commit = off');
+      // Lock the turn's sequence for this transaction so the gap check and the insert agree.
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.journal}:${turn}`]);
+      const { rows } = await c.query(`SELECT count(*)::int AS n FROM ${this.journal} WHERE turn = $1`, [turn]);
+      let next = Number(rows[0]?.n ?? 0);
+      const ns: number[] = [];
+      const ks: string[] = [];
+      const bodies: string[] = [];
+      for (const r of records) {
+        if (r.n !== next) throw new JournalError(`${turn}: record ${r.n} appended where ${next} was expected`, 'corrupt');
+        next++;
+        ns.push(r.n);
+        ks.push(r.k);
+        bodies.push(JSON.stringify(r));
+      }
+      await c.query(
+        `INSERT INTO ${this.journal} (turn, n, k, body) SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[])`,
+        [turn, ns, ks, bodies],
+      );
+    });
+  }
+
+  async read(turn: string): Promise<JournalRead> {
+    const { rows } = await this.pool.query(`SELECT body FROM ${this.journal} WHERE turn = $1 ORDER BY n`, [turn]);
+    const records: JournalRecord[] = [];
+    for (const row of rows) {
+      let r: unknown;
+      try {
+        r = JSON.parse(String(row.body));
+      } catch {
+        r = undefined;
+      }
+      if (!isJournalRecord(r) || r.n !== records.length) throw new JournalError(`${turn}: stored record ${records.length} is malformed`, 'corrupt');
+      records.push(r);
+    }
+    return { records, tornBytes: 0 };
+  }
+
+  async list(): Promise<JournalListing[]> {
+    const { rows } = await this.pool.query(
+      `SELECT turn, count(*)::int AS records, bool_or(k = 'committed') AS committed FROM ${this.journal} GROUP BY turn ORDER BY turn`,
+    );
+    return rows.map((r) => ({ turn: String(r.turn), records: Number(r.records), committed: r.committed === true }));
+  }
+
+  async lease(turn: string, owner: string, ttlMs: number): Promise<JournalLease | undefined> {
+    const ms = Math.max(1, Math.round(ttlMs));
+    // One statement: insert, or take over a lease that expired or is already ours. Concurrent
+    // upserts on one key serialise on the row, so exactly one racer sees its owner come back.
+    const { rows } = await this.pool.query(
+      `INSERT INTO ${this.leaseTable} AS l (turn, owner, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+       ON CONFLICT (turn) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+       WHERE l.expires_at < now() OR l.owner = EXCLUDED.owner
+       RETURNING owner`,
+      [turn, owner, ms],
+    );
+    if (rows[0]?.owner !== owner) return undefined;
+    return {
+      turn,
+      owner,
+      renew: async (next = ttlMs) => {
+        const r = await this.pool.query(
+          `UPDATE ${this.leaseTable} SET expires_at = now() + $3 * interval '1 millisecond' WHERE turn = $1 AND owner = $2`,
+          [turn, owner, Math.max(1, Math.round(next))],
+        );
+        return (r.rowCount ?? 0) > 0;
+      },
+      release: async () => {
+        await this.pool.query(`DELETE FROM ${this.leaseTable} WHERE turn = $1 AND owner = $2`, [turn, owner]);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}
