@@ -95,6 +95,22 @@ export function callStream(family: string, content: string): string {
       return `<|channel>thought\nWrite the file.<channel|><|tool_call>call:write_file{path:<|"|>out/big.txt<|"|>,content:<|"|>${content}<|"|>}<tool_call|>`;
     case 'functiongemma':
       return `<start_function_call>call:write_file{path:<escape>out/big.txt<escape>,content:<escape>${content}<escape>}<end_function_call>`;
+    // issue 12, batch B
+    case 'phi-4-mini':
+    case 'firefunction-v2':
+      return `Writing. functools[{"name": "write_file", "arguments": ${args}}]`;
+    case 'internlm2':
+      return `${think}<|action_start|><|plugin|>\n{"name": "write_file", "parameters": ${args}}<|action_end|>`;
+    case 'command-r7b':
+      return `<|START_THINKING|>Write the file.<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "write_file", "parameters": ${args}}\n]<|END_ACTION|>`;
+    case 'apertus':
+      return `<|inner_prefix|>Write the file.<|inner_suffix|><|tools_prefix|>[{"write_file": ${args}}]<|tools_suffix|>`;
+    case 'gigachat3':
+      return `Writing.<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "write_file", "arguments": ${args}}`;
+    case 'functionary-v3.1':
+      return `Writing.<function=write_file>${args}</function><|eom_id|>`;
+    case 'functionary-v3.2':
+      return `all\nWriting.>>>write_file\n${args}`;
     default:
       throw new Error(`bench/parsers: no stream template for family ${family}`);
   }

@@ -153,6 +153,8 @@ interface CallState {
   started: number;
   resulted: number;
   running: boolean;
+  /** Started, and a crash came before its result (a `rerun` may start it once more). */
+  crashed: boolean;
   callId?: string;
 }
 
@@ -164,7 +166,7 @@ interface AttemptState {
 }
 
 const CALL_KINDS = new Set(['ready', 'approved', 'denied', 'released', 'started', 'resulted']);
-const KNOWN_KINDS = new Set([...CALL_KINDS, 'attempt.start', 'stream.end', 'discarded', 'aborted', 'committed']);
+const KNOWN_KINDS = new Set([...CALL_KINDS, 'attempt.start', 'stream.end', 'discarded', 'aborted', 'committed', 'crashed', 'resumed']);
 
 /**
  * Check I4–I6 on a turn trace:
@@ -175,7 +177,9 @@ const KNOWN_KINDS = new Set([...CALL_KINDS, 'attempt.start', 'stream.end', 'disc
  *   earlyStart 'none' no start before the stream ended; an unsafe call starts only after the
  *   stream ended ('all': or when approved), every earlier call has resulted and nothing else runs;
  *   no call starts while an earlier unsafe call has not resulted.
- * - I6: at most one `started`, one `released` and one `resulted` per call and attempt.
+ * - I6: at most one `started`, one `released` and one `resulted` per call and attempt. After a
+ *   `crashed` entry, a call that started without a result may start once more only with a
+ *   `rerun` reason ('safe' for a safe call, 'idempotent', 'reconciled').
  * A call's safety is `started.safe ?? ready.safe ?? released.safe`; unknown counts as unsafe.
  * `at` in a violation is the trace entry index.
  */
@@ -198,7 +202,7 @@ export function checkTrace(trace: readonly unknown[], opts: CheckTraceOptions = 
   const callOf = (a: AttemptState, index: number): CallState => {
     let c = a.calls.get(index);
     if (!c) {
-      c = { ready: false, needsApproval: false, approved: false, denied: false, discarded: false, released: 0, started: 0, resulted: 0, running: false };
+      c = { ready: false, needsApproval: false, approved: false, denied: false, discarded: false, released: 0, started: 0, resulted: 0, running: false, crashed: false };
       a.calls.set(index, c);
     }
     return c;
@@ -232,6 +236,15 @@ export function checkTrace(trace: readonly unknown[], opts: CheckTraceOptions = 
           break;
         case 'aborted':
           a.aborted = true;
+          break;
+        case 'crashed':
+          // Everything the dead process was running stopped; what started without a result may
+          // start once more after the resume, if its `started` entry says why that is allowed.
+          for (const att of attempts.values())
+            for (const c of att.calls.values()) {
+              c.running = false;
+              if (c.started > 0 && c.resulted === 0) c.crashed = true;
+            }
           break;
         case 'discarded':
           if (typeof e.index === 'number') {
@@ -290,8 +303,14 @@ export function checkTrace(trace: readonly unknown[], opts: CheckTraceOptions = 
       case 'started': {
         if (gone) v('I4', 'started after its attempt/call was discarded', c.callId);
         if (a.aborted) v('I4', 'started after the turn was aborted', c.callId);
-        c.started++;
-        if (c.started > 1) v('I6', `started ${c.started} times`, c.callId);
+        const safeNow = typeof e.safe === 'boolean' ? e.safe : c.safe === true;
+        const rerunOk = c.crashed && e.rerun !== undefined && (e.rerun !== 'safe' || safeNow);
+        if (!rerunOk) {
+          c.started++;
+          if (c.started > 1)
+            v('I6', c.crashed ? 'started again after a crash without a reason that allows it (unsafe, not idempotent, not reconciled)' : `started ${c.started} times`, c.callId);
+        }
+        c.crashed = false;
         if (!c.ready) v('I5', 'started before it was ready', c.callId);
         if (c.denied) v('I5', 'started after approval was denied', c.callId);
         else if (c.needsApproval && !c.approved) v('I5', 'started before it was approved', c.callId);

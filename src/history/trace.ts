@@ -26,6 +26,8 @@
  * | `discarded`   | the attempt was thrown away (retry/fallback; or onAbort 'drop'); without `index` the whole attempt, with `index` one call | attempt, index? |
  * | `aborted`     | the user aborted the turn while this attempt was current                     | attempt       |
  * | `committed`   | the assistant message and results of this attempt were appended to history  | attempt, callIds? |
+ * | `crashed`     | the process running the turn died (derived from a journal, src/journal)      | attempt       |
+ * | `resumed`     | a new process took the turn over from its journal                            | attempt       |
  *
  * A result that arrives after its attempt was discarded (or, for a non-synthetic result, after
  * an abort) must be dropped by the controller and must NOT be recorded as `resulted`; recording
@@ -43,7 +45,9 @@ export type TurnTraceKind =
   | 'stream.end'
   | 'discarded'
   | 'aborted'
-  | 'committed';
+  | 'committed'
+  | 'crashed'
+  | 'resumed';
 
 export interface TurnTraceEntry {
   /** Milliseconds since the request (monotonic, never decreasing). */
@@ -68,6 +72,12 @@ export interface TurnTraceEntry {
   synthetic?: string;
   /** On `committed`: the call ids that reached history with this commit. */
   callIds?: string[];
+  /**
+   * On `started` after a `crashed`: the call started before the crash without a recorded result
+   * and runs again — allowed for a safe call ('safe'), a tool that declares itself idempotent
+   * ('idempotent') or one whose reconcile hook found the effect absent ('reconciled').
+   */
+  rerun?: 'safe' | 'idempotent' | 'reconciled';
 }
 
 /** How early unsafe calls may start; mirrors the turn controller's `earlyStart` policy (SPEC §6.4). */

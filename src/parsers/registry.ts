@@ -11,6 +11,13 @@ import { LlamaParser } from './llama';
 import { MistralParser } from './mistral';
 import { NemotronParser } from './nemotron';
 import { Qwen3CoderParser } from './qwen3coder';
+// Issue 12, batch B families.
+import { ApertusParser } from './apertus';
+import { CommandR7bParser } from './commandr7b';
+import { FunctionaryV31Parser, FunctionaryV32Parser } from './functionary';
+import { GigaChat3Parser } from './gigachat3';
+import { InternLm2Parser } from './internlm2';
+import { FunctoolsParser } from './phi4mini';
 import type { ByteParser, FamilyParser, ParserOptions } from './types';
 
 export interface FamilyInfo {
@@ -107,6 +114,56 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['function-gemma', 'function_gemma'],
     description: 'FunctionGemma: <start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>',
     create: (o) => new GemmaParser(o, 'functiongemma'),
+  },
+  // ---- issue 12, batch B -------------------------------------------------------------------
+  {
+    name: 'phi-4-mini',
+    aliases: ['phi4mini', 'phi4-mini', 'phi-4-mini-instruct', 'phi4_mini_json'],
+    description: 'Phi-4-mini: functools[{"name","arguments"},…] or <|tool_call|>{…}<|/tool_call|>',
+    create: (o) => new FunctoolsParser(o, 'phi-4-mini'),
+  },
+  {
+    name: 'firefunction-v2',
+    aliases: ['firefunction', 'firefunctionv2', 'firefunction_v2'],
+    description: 'Firefunction v2: functools[{"name","arguments"},…] after the text',
+    create: (o) => new FunctoolsParser(o, 'firefunction-v2'),
+  },
+  {
+    name: 'internlm2',
+    aliases: ['internlm', 'internlm2.5', 'internlm25', 'intern-s1', 'interns1'],
+    description: 'InternLM2: <|action_start|><|plugin|>{"name","parameters"}<|action_end|>; <think>',
+    create: (o) => new InternLm2Parser(o),
+  },
+  {
+    name: 'command-r7b',
+    aliases: ['commandr7b', 'command_r7b', 'c4ai-command-r7b', 'cohere-command-r7b'],
+    description:
+      'Command R7B: <|START_ACTION|>[{"tool_call_id","tool_name","parameters"}]<|END_ACTION|>; <|START_THINKING|>',
+    create: (o) => new CommandR7bParser(o),
+  },
+  {
+    name: 'apertus',
+    aliases: ['swiss-ai-apertus', 'apertus-8b', 'apertus-70b'],
+    description: 'Apertus: <|tools_prefix|>[{"NAME": {args}}]<|tools_suffix|>; <|inner_prefix|>',
+    create: (o) => new ApertusParser(o),
+  },
+  {
+    name: 'gigachat3',
+    aliases: ['gigachat', 'gigachat-3', 'gigachat_3'],
+    description: 'GigaChat 3: function call<|role_sep|>{"name","arguments"}',
+    create: (o) => new GigaChat3Parser(o),
+  },
+  {
+    name: 'functionary-v3.1',
+    aliases: ['functionaryv31', 'functionary-v31', 'functionary_v3_1', 'functionary-llama3.1'],
+    description: 'Functionary v3.1: <function=NAME>{json}</function>; <|python_tag|>code',
+    create: (o) => new FunctionaryV31Parser(o),
+  },
+  {
+    name: 'functionary-v3.2',
+    aliases: ['functionaryv32', 'functionary-v32', 'functionary_v3_2', 'functionary'],
+    description: 'Functionary v3.2: >>>NAME\n{json} / >>>all\ntext',
+    create: (o) => new FunctionaryV32Parser(o),
   },
 ];
 

@@ -1,0 +1,213 @@
+/**
+ * The embedded default store: one append-only file per turn (`<dir>/<turn id>`), one
+ * checksummed JSON line per record (src/journal/codec.ts), fdatasync'd for durable records.
+ *
+ * Why a file and not SQLite: Node 20 is the floor (`node:sqlite` needs ≥ 22.5), better-sqlite3
+ * needs a native build, and a turn has one writer at a time (the lease), so an append-only file
+ * with a per-record checksum gives the same crash semantics with no dependency. Writes are
+ * synchronous (`appendSync`): the record is in the OS before the engine takes its next step, and
+ * the cost (docs/durability.md) is a write and, for durable records, an fdatasync.
+ *
+ * Leases are lock files (`<file>.lock`, created with O_EXCL) holding owner, pid, host and expiry;
+ * an expired lock, or one whose process is gone on this host, may be taken over. This is a
+ * single-machine lease: several machines need a database store.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { decodeJournal, encodeRecord } from './codec';
+import { checkTurnId, JournalError, type JournalRecord } from './records';
+import type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './store';
+
+export interface FileStoreOptions {
+  /** fdatasync durable records (default true). false: measure the cost, or tmpfs tests. */
+  fsync?: boolean;
+}
+
+interface OpenFile {
+  fd: number;
+  next: number; // the next expected record number
+}
+
+interface LockBody {
+  owner: string;
+  pid: number;
+  host: string;
+  expires: number;
+}
+
+export class FileJournalStore implements JournalStore {
+  readonly name: string;
+  private readonly fsync: boolean;
+  private readonly open = new Map<string, OpenFile>();
+
+  constructor(
+    readonly dir: string,
+    opts: FileStoreOptions = {},
+  ) {
+    this.name = `file:${dir}`;
+    this.fsync = opts.fsync ?? true;
+  }
+
+  /** The store and turn id for one journal file path (`--journal FILE`). */
+  static forFile(file: string, opts?: FileStoreOptions): { store: FileJournalStore; turn: string } {
+    const abs = path.resolve(file);
+    const turn = path.basename(abs);
+    checkTurnId(turn);
+    return { store: new FileJournalStore(path.dirname(abs), opts), turn };
+  }
+
+  fileOf(turn: string): string {
+    checkTurnId(turn);
+    return path.join(this.dir, turn);
+  }
+
+  async append(turn: string, records: readonly JournalRecord[], opts: AppendOptions): Promise<void> {
+    this.appendSync(turn, records, opts);
+  }
+
+  appendSync(turn: string, records: readonly JournalRecord[], opts: AppendOptions): void {
+    if (records.length === 0) return;
+    const f = this.openFile(turn);
+    if (records[0]!.n !== f.next) {
+      throw new JournalError(`${turn}: record ${records[0]!.n} appended where ${f.next} was expected`, 'corrupt');
+    }
+    const buf = records.length === 1 ? encodeRecord(records[0]!) : Buffer.concat(records.map(encodeRecord));
+    let off = 0;
+    while (off < buf.length) off += fs.writeSync(f.fd, buf, off, buf.length - off);
+    f.next += records.length;
+    if (opts.durable && this.fsync) fs.fdatasyncSync(f.fd);
+  }
+
+  /** Open for appending; a torn tail from a crash is cut off first so the next record starts clean. */
+  private openFile(turn: string): OpenFile {
+    let f = this.open.get(turn);
+    if (f) return f;
+    const file = this.fileOf(turn);
+    let created = false;
+    let next = 0;
+    if (fs.existsSync(file)) {
+      const d = decodeJournal(fs.readFileSync(file), turn);
+      next = d.records.length;
+      if (d.tornBytes > 0) {
+        fs.truncateSync(file, d.validBytes);
+      }
+    } else {
+      fs.mkdirSync(this.dir, { recursive: true });
+      created = true;
+    }
+    const fd = fs.openSync(file, 'a');
+    if (created && this.fsync) syncDir(this.dir);
+    f = { fd, next };
+    this.open.set(turn, f);
+    return f;
+  }
+
+  async read(turn: string): Promise<JournalRead> {
+    const file = this.fileOf(turn);
+    if (!fs.existsSync(file)) return { records: [], tornBytes: 0 };
+    const d = decodeJournal(await fs.promises.readFile(file), turn);
+    return { records: d.records, tornBytes: d.tornBytes };
+  }
+
+  async list(): Promise<JournalListing[]> {
+    if (!fs.existsSync(this.dir)) return [];
+    const out: JournalListing[] = [];
+    for (const name of fs.readdirSync(this.dir).sort()) {
+      if (name.endsWith('.lock')) continue;
+      try {
+        checkTurnId(name);
+        const r = await this.read(name);
+        if (r.records[0]?.k !== 'turn') continue;
+        out.push({ turn: name, records: r.records.length, committed: r.records.some((x) => x.k === 'committed') });
+      } catch {
+        continue; // not a journal (or corrupt): not listed
+      }
+    }
+    return out;
+  }
+
+  async lease(turn: string, owner: string, ttlMs: number): Promise<JournalLease | undefined> {
+    const lock = this.fileOf(turn) + '.lock';
+    fs.mkdirSync(this.dir, { recursive: true });
+    const body = (): LockBody => ({ owner, pid: process.pid, host: os.hostname(), expires: Date.now() + ttlMs });
+    for (let tries = 0; tries < 2; tries++) {
+      try {
+        fs.writeFileSync(lock, JSON.stringify(body()), { flag: 'wx' });
+        return this.leaseHandle(turn, owner, lock, ttlMs);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const held = readLock(lock);
+      if (held && held.owner === owner && held.pid === process.pid) return this.leaseHandle(turn, owner, lock, ttlMs);
+      if (held && !lockIsStale(held)) return undefined;
+      // Stale: remove it and race for it once more (O_EXCL picks exactly one winner).
+      try {
+        fs.unlinkSync(lock);
+      } catch {
+        /* another worker removed it first */
+      }
+    }
+    return undefined;
+  }
+
+  private leaseHandle(turn: string, owner: string, lock: string, ttlMs: number): JournalLease {
+    let released = false;
+    return {
+      turn,
+      owner,
+      renew: async (ms = ttlMs) => {
+        const held = readLock(lock);
+        if (released || !held || held.owner !== owner) return false;
+        fs.writeFileSync(lock, JSON.stringify({ ...held, expires: Date.now() + ms }));
+        return true;
+      },
+      release: async () => {
+        if (released) return;
+        released = true;
+        const held = readLock(lock);
+        if (held && held.owner === owner) fs.rmSync(lock, { force: true });
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const f of this.open.values()) fs.closeSync(f.fd);
+    this.open.clear();
+  }
+}
+
+function readLock(file: string): LockBody | undefined {
+  try {
+    const v = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<LockBody>;
+    if (typeof v.owner === 'string' && typeof v.pid === 'number' && typeof v.expires === 'number')
+      return { owner: v.owner, pid: v.pid, host: String(v.host ?? ''), expires: v.expires };
+  } catch {
+    /* missing or half-written: treated as stale below */
+  }
+  return undefined;
+}
+
+function lockIsStale(l: LockBody): boolean {
+  if (Date.now() > l.expires) return true;
+  if (l.host !== os.hostname()) return false;
+  try {
+    process.kill(l.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function syncDir(dir: string): void {
+  try {
+    const fd = fs.openSync(dir, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    /* some file systems refuse to fsync a directory; the file's own fsync still holds */
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * TurnJournal: writes a turn's lifecycle to a JournalStore as it happens.
+ *
+ *   const journal = await createTurnJournal(store, 'turn-42', { format: 'anthropic' });
+ *   await runTurn({ ..., journal });        // or: journal.attach(controller) before feeding
+ *
+ * It listens to the controller's events (attempt begun, call released, approval, result, stream
+ * end, discard, abort, turn done) and hooks the controller's tool runner so that the `started`
+ * record is written BEFORE the tool is invoked: for an unsafe call the run waits until the record
+ * is durable; when it cannot be written the tool is not run (error result). Safe calls do not
+ * wait (they are re-run after a crash anyway); their record is still written first.
+ *
+ * Records carry the journal's attempt numbers and times: a resumed turn continues them
+ * (`attemptBase`, `tBase`), and records the journal already has are not written twice (`skip`).
+ */
+import type { CallResult, RunToolFn, RunToolInput } from '../calls';
+import type { TurnController } from '../engine/controller';
+import type { WireFormat } from '../wire/events';
+import { isDurableKind, JOURNAL_VERSION, JournalError, type JournalBody, type JournalRecord, type ResumedHow, checkTurnId } from './records';
+import type { JournalStore } from './store';
+
+export interface TurnJournalHeader {
+  format?: WireFormat;
+  earlyStart?: 'safe' | 'none' | 'all';
+  maxAttempts?: number;
+  meta?: Record<string, unknown>;
+}
+
+/** What a resume decided for a call about to start (see src/engine/resume.ts). */
+export type BeforeRun =
+  | { run: true; rerun?: 'safe' | 'idempotent' | 'reconciled' }
+  | { run: false; result: CallResult; resumed: ResumedHow };
+
+export interface TurnJournalOptions {
+  /** Next record number (a resumed journal continues it). */
+  nextSeq?: number;
+  /** Added to the controller's clock (a resumed journal continues its times). */
+  tBase?: number;
+  /** Journal attempt number of the controller's attempt 1. */
+  attemptBase?: number;
+  /** Identities of records already in the journal (`recordKey`): not written again. */
+  skip?: ReadonlySet<string>;
+  /** Journal attempts whose text is already recorded. */
+  textKnown?: ReadonlySet<number>;
+  /** Write nothing (a committed turn read back). */
+  readOnly?: boolean;
+}
+
+/** The identity of a record for de-duplication on resume (undefined: never de-duplicated). */
+export function recordKey(r: JournalBody): string | undefined {
+  switch (r.k) {
+    case 'attempt':
+    case 'end':
+    case 'aborted':
+    case 'discarded':
+    case 'committed':
+      return `${r.k}:${r.a}`;
+    case 'released':
+    case 'invalid':
+    case 'approval':
+    case 'result':
+      return `${r.k}:${r.a}:${r.i}`;
+    default:
+      return undefined;
+  }
+}
+
+const RESOLVED = Promise.resolve();
+
+export class TurnJournal {
+  /** Set by a resume: decides, per call about to start, whether it runs. */
+  beforeRun?: (call: RunToolInput, journalAttempt: number) => Promise<BeforeRun>;
+  /** Store failures (kinds and messages, never record contents). */
+  readonly errors: string[] = [];
+  private seq: number;
+  private readonly tBase: number;
+  private readonly attemptBase: number;
+  private readonly skip: ReadonlySet<string>;
+  private readonly textKnown: ReadonlySet<number>;
+  private readonly readOnly: boolean;
+  private chain: Promise<void> = RESOLVED;
+  private broken = false;
+  private readonly resumed = new Map<string, ResumedHow>();
+  private attached = false;
+
+  constructor(
+    readonly store: JournalStore,
+    readonly turn: string,
+    opts: TurnJournalOptions = {},
+  ) {
+    checkTurnId(turn);
+    this.seq = opts.nextSeq ?? 0;
+    this.tBase = opts.tBase ?? 0;
+    this.attemptBase = opts.attemptBase ?? 1;
+    this.skip = opts.skip ?? new Set();
+    this.textKnown = opts.textKnown ?? new Set();
+    this.readOnly = opts.readOnly ?? false;
+  }
+
+  get records(): number {
+    return this.seq;
+  }
+
+  /** Append one record (numbered here). Resolves when written (durable kinds: when durable). */
+  write(body: JournalBody): Promise<void> {
+    if (this.readOnly) return RESOLVED;
+    const key = recordKey(body);
+    if (key !== undefined && this.skip.has(key)) return RESOLVED;
+    if (body.k === 'text' && this.textKnown.has(body.a)) return RESOLVED;
+    if (this.broken) return Promise.reject(new JournalError(`${this.turn}: the journal failed earlier; ${body.k} not written`));
+    const rec = { ...body, n: this.seq++ } as JournalRecord;
+    const durable = isDurableKind(body.k) && !(body.k === 'started' && body.safe === true);
+    if (this.store.appendSync) {
+      try {
+        this.store.appendSync(this.turn, [rec], { durable });
+        return RESOLVED;
+      } catch (err) {
+        this.fail(rec, err);
+        return Promise.reject(err);
+      }
+    }
+    const p = this.chain.then(() => (this.broken ? Promise.reject(new JournalError('journal failed earlier')) : this.store.append(this.turn, [rec], { durable })));
+    this.chain = p.catch((err: unknown) => this.fail(rec, err));
+    return p;
+  }
+
+  private fail(rec: JournalRecord, err: unknown): void {
+    if (!this.broken) this.errors.push(`record ${rec.n} (${rec.k}): ${err instanceof Error ? err.message : String(err)}`);
+    this.broken = true;
+  }
+
+  /** Wait for every record written so far (async stores). Never rejects: failures are in `errors`. */
+  async flush(): Promise<void> {
+    await this.chain;
+  }
+
+  /** Mark how a resumed call got its result (written on its `result` record). */
+  markResumed(journalAttempt: number, index: number, how: ResumedHow): void {
+    this.resumed.set(`${journalAttempt}:${index}`, how);
+  }
+
+  /** Journal the controller's turn from now on (call before feeding it). */
+  attach(controller: TurnController): void {
+    if (this.attached) throw new Error('TurnJournal.attach: already attached to a controller');
+    this.attached = true;
+    const A = (a: number): number => a + this.attemptBase - 1;
+    const T = (): number => Math.round((this.tBase + controller.clock.now()) * 1000) / 1000;
+    const flags = new Map<string, { safe: boolean; needsApproval: boolean }>();
+    const soft = (p: Promise<void>): void => void p.catch(() => undefined); // failures land in `errors`
+    let text = '';
+    let thinking = '';
+    let signature: string | undefined;
+    const flushText = (a: number): void => {
+      if (!text && !thinking && signature === undefined) return;
+      soft(this.write({ k: 'text', a, t: T(), ...(text ? { text } : {}), ...(thinking ? { thinking } : {}), ...(signature !== undefined ? { signature } : {}) }));
+      text = '';
+      thinking = '';
+      signature = undefined;
+    };
+
+    soft(this.write({ k: 'attempt', a: A(controller.currentAttempt), t: T() }));
+    controller.events.on('output', (e) => {
+      if (e.type === 'text') text += e.text;
+      else if (e.type === 'thinking') thinking += e.text;
+      else if (e.type === 'thinking.signature') signature = e.signature;
+    });
+    controller.events.on('trace', (e) => {
+      const a = A(e.attempt);
+      switch (e.kind) {
+        case 'attempt.start':
+          if (e.attempt !== 1) soft(this.write({ k: 'attempt', a, t: T() }));
+          return;
+        case 'ready':
+          if (e.index !== undefined) flags.set(`${e.attempt}:${e.index}`, { safe: e.safe === true, needsApproval: e.needsApproval === true });
+          return;
+        case 'approved':
+        case 'denied':
+          if (e.index !== undefined) soft(this.write({ k: 'approval', a, i: e.index, t: T(), granted: e.kind === 'approved' }));
+          return;
+        case 'stream.end':
+          flushText(a);
+          soft(this.write({ k: 'end', a, t: T() }));
+          return;
+        case 'aborted':
+          soft(this.write({ k: 'aborted', a, t: T() }));
+          return;
+        case 'discarded':
+          if (e.index === undefined) {
+            text = thinking = '';
+            signature = undefined;
+            soft(this.write({ k: 'discarded', a, t: T() }));
+          }
+          return;
+        default:
+          return;
+      }
+    });
+    controller.events.on('call.released', (c) => {
+      const a = A(c.attempt);
+      flushText(a);
+      const f = flags.get(`${c.attempt}:${c.index}`);
+      soft(
+        this.write({
+          k: 'released',
+          a,
+          i: c.index,
+          t: T(),
+          id: c.id ?? '',
+          name: c.name ?? '',
+          input: c.input ?? {},
+          safe: f?.safe ?? false,
+          ...(f?.needsApproval ? { needsApproval: true } : {}),
+        }),
+      );
+    });
+    controller.events.on('call.suppressed', (s) => {
+      if (s.reason === 'invalid') soft(this.write({ k: 'invalid', a: A(s.attempt), i: s.index, t: T() }));
+    });
+    controller.events.on('tool.result', (c) => {
+      if (!c.result) return;
+      const a = A(c.attempt);
+      const how = this.resumed.get(`${a}:${c.index}`);
+      soft(
+        this.write({
+          k: 'result',
+          a,
+          i: c.index,
+          t: T(),
+          ok: c.result.ok,
+          content: c.result.content,
+          ...(c.result.synthetic ? { synthetic: c.result.synthetic } : {}),
+          ...(how ? { resumed: how } : {}),
+        }),
+      );
+    });
+    controller.events.on('turn.done', (s) => {
+      const a = A(s.attempts);
+      flushText(a);
+      const first = s.history[0];
+      const callIds = first && first.role === 'assistant' ? first.calls.map((c) => c.id) : [];
+      soft(this.write({ k: 'committed', a, t: T(), outcome: s.outcome, callIds }));
+    });
+
+    controller.setRunHook(async (call: RunToolInput, signal: AbortSignal, run: RunToolFn): Promise<CallResult> => {
+      const a = A(call.attempt);
+      let rerun: 'safe' | 'idempotent' | 'reconciled' | undefined;
+      if (this.beforeRun) {
+        const d = await this.beforeRun(call, a);
+        if (!d.run) {
+          this.markResumed(a, call.index, d.resumed);
+          return d.result;
+        }
+        rerun = d.rerun;
+        this.markResumed(a, call.index, d.rerun === 'reconciled' ? 'reconciled' : 'rerun');
+      }
+      const safe = flags.get(`${call.attempt}:${call.index}`)?.safe === true;
+      const p = this.write({ k: 'started', a, i: call.index, t: T(), ...(rerun ? { rerun } : {}), ...(safe ? { safe } : {}) });
+      if (!safe) {
+        try {
+          await p;
+        } catch {
+          return { ok: false, content: `Tool ${call.name} was not run: the turn journal could not record its start.` };
+        }
+      } else soft(p);
+      return run(call, signal);
+    });
+  }
+}
+
+/** A new journal for a turn (the header is written at once). A turn that already has records is an error. */
+export async function createTurnJournal(store: JournalStore, turn: string, header: TurnJournalHeader = {}): Promise<TurnJournal> {
+  checkTurnId(turn);
+  const existing = await store.read(turn);
+  if (existing.records.length > 0) throw new JournalError(`turn ${turn} already has a journal (${existing.records.length} records): resume it instead`, 'bad_turn');
+  const j = new TurnJournal(store, turn);
+  await j.write({ k: 'turn', v: JOURNAL_VERSION, turn, t: 0, ...header });
+  return j;
+}
