@@ -1,6 +1,6 @@
 import { type ActorRefFrom, assign, createActor, emit, enqueueActions, setup } from 'xstate';
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
-import { decideReleases } from '../src/release/rules';
+import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
 import type { ArgsOutcome, CallPhase, CallResult, Classification, RunToolFn } from '../src/calls';
 import { type CallStatusEvent, toolCallMachine } from './toolCall.machine';
@@ -76,6 +76,11 @@ export interface TurnContext {
    * registry): copying it on every event would make a 1,000-call turn quadratic.
    */
   calls: Array<CallView | undefined>;
+  /**
+   * The indices in `calls`, ascending. `calls` may be sparse (an index of 1e9 after 0): every scan
+   * walks `seen`, never `calls` itself, so no decision costs O(highest index).
+   */
+  seen: CallIndexSet;
   releaseFrontier: number;
   startFrontier: number;
   released: number;
@@ -128,13 +133,23 @@ export interface TurnInput {
 }
 
 /** Is every call of the attempt finished with, for this mode? */
-export function allSettled(ctx: Pick<TurnContext, 'calls' | 'settings' | 'streamEnded'>): boolean {
+export function allSettled(ctx: Pick<TurnContext, 'calls' | 'seen' | 'settings' | 'streamEnded'>): boolean {
   if (!ctx.streamEnded) return false;
-  for (const v of ctx.calls) {
+  for (const i of ctx.seen) {
+    const v = ctx.calls[i];
     if (v === undefined || v.suppressed || v.phase === 'discarded') continue;
     if (ctx.settings.mode === 'gateway') {
       if (v.phase !== 'released' && v.phase !== 'invalid') return false;
     } else if (v.phase !== 'resulted') return false;
+  }
+  return true;
+}
+
+/** Does `test` hold for every call of the attempt? Walks the seen indices (O(calls seen)). */
+export function everyCall(ctx: Pick<TurnContext, 'calls' | 'seen'>, test: (v: CallView, index: number) => boolean): boolean {
+  for (const i of ctx.seen) {
+    const v = ctx.calls[i];
+    if (v !== undefined && !test(v, i)) return false;
   }
   return true;
 }
@@ -172,7 +187,7 @@ export const turnMachine = setup({
     allSettled: ({ context }) => allSettled(context),
     allSettledAfterAbort: ({ context }) =>
       context.settings.mode === 'gateway' ||
-      context.calls.every((v) => !v || v.suppressed || !v.inMessage || v.phase === 'resulted'),
+      everyCall(context, (v) => v.suppressed === true || !v.inMessage || v.phase === 'resulted'),
     dropOnAbort: ({ context, event }) =>
       event.type === 'turn.abort' && (event.mode ?? context.settings.onAbort) === 'drop',
   },
@@ -192,6 +207,7 @@ export const turnMachine = setup({
         input: { index: event.index, attempt: context.attempt, run: context.settings.runTool },
       });
       context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
+      context.seen.add(event.index);
       enqueue(() => ref.start());
     }),
     forwardToCall: enqueueActions(({ context, event, enqueue }) => {
@@ -213,7 +229,10 @@ export const turnMachine = setup({
     recordError: assign(({ event }) => (event.type === 'stream.error' ? { error: event.error } : {})),
     endStream: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ streamEnded: true });
-      for (const v of context.calls) if (v && !v.retired) enqueue.sendTo(v.ref, { type: 'stream.end' });
+      for (const i of context.seen) {
+        const v = context.calls[i];
+        if (v && !v.retired) enqueue.sendTo(v.ref, { type: 'stream.end' });
+      }
     }),
     recordStatus: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'call.status') return;
@@ -268,6 +287,7 @@ export const turnMachine = setup({
         singleTool: s.singleTool,
         released: context.released,
         streamEnded: context.streamEnded,
+        seen: context.seen,
       });
       for (const i of rel.release) {
         const v = calls[i]!;
@@ -307,7 +327,7 @@ export const turnMachine = setup({
       if (structured && !context.structuredReleased) enqueue.assign({ structuredReleased: true });
       if (structured && context.streamEnded) {
         // Rare path: sweep the released siblings once the batch is known to carry structured output.
-        for (let i = context.startFrontier; i < calls.length; i++) {
+        for (const i of context.seen.from(context.startFrontier)) {
           const v = calls[i];
           if (v && !v.settling && v.phase === 'released' && !v.structuredOutput) {
             if (v.approval === 'unrequested') unrequested--;
@@ -322,6 +342,7 @@ export const turnMachine = setup({
         maxConcurrent: s.maxConcurrent,
         running: context.running,
         unrequestedApprovals: unrequested,
+        seen: context.seen,
       });
       enqueue.assign({ unrequestedApprovals: unrequested - st.requestApproval.length });
       for (const i of st.requestApproval) {
@@ -355,7 +376,8 @@ export const turnMachine = setup({
       });
     }),
     discardAttempt: enqueueActions(({ context, enqueue }) => {
-      for (const v of context.calls) {
+      for (const i of context.seen) {
+        const v = context.calls[i];
         if (!v) continue;
         v.phase = 'discarded';
         if (v.retired) continue;
@@ -365,6 +387,7 @@ export const turnMachine = setup({
     }),
     resetAttempt: assign({
       calls: () => [],
+      seen: () => new CallIndexSet(),
       invalidQueue: () => [],
       structuredReleased: false,
       unrequestedApprovals: 0,
@@ -388,7 +411,8 @@ export const turnMachine = setup({
     commitOnAbort: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ closing: true });
       if (context.settings.mode === 'gateway') return; // nothing to answer on the gateway
-      for (const v of context.calls) {
+      for (const i of context.seen) {
+        const v = context.calls[i];
         if (!v || v.retired) continue;
         if ((v.phase === 'released' || v.phase === 'running') && v.inMessage) {
           enqueue.sendTo(v.ref, { type: 'call.interrupt' });
@@ -410,6 +434,7 @@ export const turnMachine = setup({
     settings: input.settings,
     attempt: 1,
     calls: [],
+    seen: new CallIndexSet(),
     releaseFrontier: 0,
     startFrontier: 0,
     released: 0,

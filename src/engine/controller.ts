@@ -1,6 +1,6 @@
 import mitt, { type Emitter } from 'mitt';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
-import type { CallResult, Classification, RunToolFn, RunToolInput } from '../calls';
+import type { CallResult, Classification, RunToolFn } from '../calls';
 import {
   type AbortMode,
   type TurnActorRef,
@@ -14,8 +14,10 @@ import { repairTruncated } from '../args/repair';
 import type { TurnTraceEntry as TraceEntry } from '../history/trace';
 import type { HistoryMessage, ToolCallRecord, ToolResultRecord } from '../history/types';
 import type { OutputEvent } from '../release/output';
+import { CallIndexSet } from '../release/rules';
 import type { FinishReason, StreamErrorInfo, StreamEvent, WireFormat } from '../wire/events';
 import { type Clock, realClock } from './clock';
+import { LIMIT_ERROR_TYPE, type LimitHit, limitMessage, resolveLimits, type TurnLimits } from './limits';
 
 /**
  * The turn controller: owns the turn actor and the byte path.
@@ -111,12 +113,11 @@ export interface TurnSummary {
   history: HistoryMessage[];
   warnings: ControllerWarning[];
   trace: TraceEntry[];
+  /** Set when a resource limit ended the turn (outcome 'failed', error type 'limit_exceeded'). */
+  limit?: LimitHit;
 }
 
 export type { RunToolFn };
-
-/** Wraps every tool run of a turn (the journal's write-ahead `started` record, src/journal). */
-export type RunHook = (call: RunToolInput, signal: AbortSignal, run: RunToolFn) => Promise<CallResult>;
 
 export interface ControllerOptions {
   mode?: 'gateway' | 'execute';
@@ -134,11 +135,8 @@ export interface ControllerOptions {
   runTool?: RunToolFn;
   clock?: Clock;
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /**
-   * Call ids already used in the conversation this turn continues. A call whose id repeats one
-   * of them (or another call's id in this attempt) is renamed (see `uniqueCallId`).
-   */
-  knownCallIds?: Iterable<string>;
+  /** Resource limits per attempt (src/engine/limits.ts, docs/limits.md); unset fields keep their defaults. */
+  limits?: Partial<TurnLimits>;
 }
 
 interface Slot {
@@ -171,6 +169,8 @@ export class TurnController {
   private readonly mode: 'gateway' | 'execute';
   private attempt = 1;
   private slots = new Map<number, Slot>();
+  /** The slots' indices, ascending (gap jumps after the end of the stream). */
+  private seenIdx = new CallIndexSet();
   private opened = 0; // max index + 1 seen in this attempt
   private frontier = 0; // output frontier: calls < frontier are released/suppressed
   private resolvedSet = new Set<number>();
@@ -194,15 +194,16 @@ export class TurnController {
   private readonly allTimings: CallTiming[] = [];
   private resolveDone!: (s: TurnSummary) => void;
   private finished = false;
-  /** Ids of earlier turns (`knownCallIds`) and ids given out in the current attempt. */
-  private readonly knownIds: ReadonlySet<string>;
-  private attemptIds = new Set<string>();
+  private readonly limits: TurnLimits;
+  /** Argument + text + thinking chars held by the current attempt (maxTotalChars). */
+  private heldChars = 0;
+  private limitHit?: LimitHit;
 
   constructor(opts: ControllerOptions = {}) {
     this.mode = opts.mode ?? 'gateway';
     this.completion = completionFor(opts.format, opts.completion);
     this.clock = opts.clock ?? realClock();
-    this.knownIds = new Set(opts.knownCallIds ?? []);
+    this.limits = resolveLimits(opts.limits);
     this.done = new Promise((r) => (this.resolveDone = r));
     const settings: TurnSettings = {
       mode: this.mode,
@@ -213,7 +214,7 @@ export class TurnController {
       maxConcurrent: opts.maxConcurrent ?? 10,
       onAbort: opts.onAbort ?? 'commit',
       classify: opts.classify ?? DEFAULT_CLASSIFY,
-      runTool: opts.runTool && ((call, signal) => (this.runHook ? this.runHook(call, signal, opts.runTool!) : opts.runTool!(call, signal))),
+      runTool: opts.runTool,
     };
     this.actor = createActor(turnMachine, {
       input: { settings },
@@ -233,15 +234,18 @@ export class TurnController {
     if (this.ignoring && ev.type !== 'stream.end' && ev.type !== 'stream.error') return;
     switch (ev.type) {
       case 'call.fragment':
+        if (!this.admit(ev.index)) return;
         this.onFragment(ev.index, ev.text);
         return;
       case 'text.delta':
         if (ev.text.length === 0) return;
+        if (!this.hold('maxTextChars', this.text.length, ev.text.length)) return;
         this.text += ev.text;
         this.out({ type: 'text', text: ev.text });
         return;
       case 'thinking.delta':
         if (ev.text.length === 0) return;
+        if (!this.hold('maxThinkingChars', this.thinking.length, ev.text.length)) return;
         this.thinking += ev.text;
         this.out({ type: 'thinking', text: ev.text });
         return;
@@ -250,9 +254,11 @@ export class TurnController {
         this.out({ type: 'thinking.signature', signature: ev.signature });
         return;
       case 'call.identity':
+        if (!this.admit(ev.index)) return;
         this.onIdentity(ev.index, ev.id, ev.name);
         return;
       case 'call.complete': {
+        if (!this.admit(ev.index)) return;
         const slot = this.slot(ev.index);
         slot.evidence = true;
         this.check(slot);
@@ -293,6 +299,56 @@ export class TurnController {
     }
   }
 
+  // ---------------------------------------------------------------- limits
+
+  /** May this index be a call? A new index is checked against maxCallIndex and maxCalls. */
+  private admit(index: number): boolean {
+    if (this.slots.has(index)) return true;
+    const l = this.limits;
+    if (!Number.isSafeInteger(index) || index < 0 || index > l.maxCallIndex) {
+      this.failLimit({ limit: 'maxCallIndex', max: l.maxCallIndex, value: index });
+      return false;
+    }
+    if (this.slots.size >= l.maxCalls) {
+      this.failLimit({ limit: 'maxCalls', max: l.maxCalls, value: this.slots.size + 1, index });
+      return false;
+    }
+    return true;
+  }
+
+  /** Account `add` more chars on top of `current` for `limit` (and the per-attempt total). */
+  private hold(limit: 'maxArgChars' | 'maxTextChars' | 'maxThinkingChars', current: number, add: number, index?: number): boolean {
+    const max = this.limits[limit];
+    if (current + add > max) {
+      this.failLimit({ limit, max, value: current + add, ...(index === undefined ? {} : { index }) });
+      return false;
+    }
+    if (this.heldChars + add > this.limits.maxTotalChars) {
+      this.failLimit({ limit: 'maxTotalChars', max: this.limits.maxTotalChars, value: this.heldChars + add });
+      return false;
+    }
+    this.heldChars += add;
+    return true;
+  }
+
+  /**
+   * A limit ends this turn: the attempt's buffers are released at once (memory returns to
+   * baseline), and the turn fails with a non-retryable `limit_exceeded` stream error.
+   */
+  private failLimit(hit: LimitHit): void {
+    if (this.limitHit !== undefined || this.closed) return;
+    this.limitHit = hit;
+    const message = limitMessage(hit);
+    this.warn('limit_exceeded', message, hit.index);
+    for (const s of this.slots.values()) s.buf = new ArgBuffer();
+    this.text = '';
+    this.thinking = '';
+    this.heldChars = 0;
+    this.pending = [];
+    this.pendingHead = 0;
+    this.onStreamError({ type: LIMIT_ERROR_TYPE, message }, false);
+  }
+
   private slot(index: number): Slot {
     let s = this.slots.get(index);
     if (s === undefined) {
@@ -305,6 +361,7 @@ export class TurnController {
       };
       s = { index, buf: new ArgBuffer(), evidence: false, completeSent: false, lateWarned: false, timing };
       this.slots.set(index, s);
+      this.seenIdx.add(index);
       this.allTimings.push(timing);
       if (index + 1 > this.opened) this.opened = index + 1;
       this.actor.send({ type: 'call.open', index });
@@ -317,29 +374,9 @@ export class TurnController {
     const newId = id && !s.id ? id : undefined;
     const newName = name && !s.name ? name : undefined;
     if (!newId && !newName) return;
-    if (newId) s.id = s.timing.id = this.uniqueCallId(newId, index);
+    if (newId) s.id = s.timing.id = newId;
     if (newName) s.name = s.timing.name = newName;
-    this.actor.send({ type: 'call.identity', index, id: newId && s.id, name: newName });
-  }
-
-  /**
-   * Call ids are unique within a turn and against `knownCallIds` (SPEC §10): a repeated id gets
-   * the first free deterministic suffix `_2`, `_3`, … (so `call_dup`, `call_dup_2`) and a
-   * `duplicate_call_id` warning. Done at identity time, so the gateway's output, the history and
-   * the tool runner all see the one unique id; a call never runs twice under one id.
-   */
-  private uniqueCallId(id: string, index: number): string {
-    const taken = (x: string) => this.attemptIds.has(x) || this.knownIds.has(x);
-    let unique = id;
-    if (taken(id)) {
-      let n = 2;
-      while (taken(`${id}_${n}`)) n++;
-      unique = `${id}_${n}`;
-      const where = this.attemptIds.has(id) ? 'by an earlier call of this turn' : 'in the conversation history';
-      this.warn('duplicate_call_id', `call ${index}: id ${id} is already used ${where}; renamed to ${unique}`, index);
-    }
-    this.attemptIds.add(unique);
-    return unique;
+    this.actor.send({ type: 'call.identity', index, id: newId, name: newName });
   }
 
   private onFragment(index: number, text: string): void {
@@ -355,6 +392,7 @@ export class TurnController {
       }
       return;
     }
+    if (text.length > 0 && !this.hold('maxArgChars', s.buf.length, text.length, index)) return;
     s.buf.append(text);
     s.timing.argsChars = s.buf.length;
     const st = s.buf.status;
@@ -542,7 +580,7 @@ export class TurnController {
 
   private resetAttempt(): void {
     this.slots = new Map();
-    this.attemptIds = new Set();
+    this.seenIdx = new CallIndexSet();
     this.opened = 0;
     this.frontier = 0;
     this.resolvedSet.clear();
@@ -557,6 +595,7 @@ export class TurnController {
     this.thinkingSignature = undefined;
     this.streamEndMs = undefined;
     this.error = undefined;
+    this.heldChars = 0;
   }
 
   private onTurnDone(outcome: TurnOutcome): void {
@@ -589,6 +628,7 @@ export class TurnController {
       history,
       warnings: this.warnings,
       trace: this.traceLog,
+      ...(this.limitHit ? { limit: this.limitHit } : {}),
     };
     this.events.emit('turn.done', summary);
     this.resolveDone(summary);
@@ -599,9 +639,12 @@ export class TurnController {
     const ctx = this.actor.getSnapshot().context;
     const calls: ToolCallRecord[] = [];
     const results: ToolResultRecord[] = [];
-    const structured = ctx.calls.some((v) => v?.inMessage && v.structuredOutput);
-    ctx.calls.forEach((v, index) => {
-      if (!v || !v.inMessage || v.suppressed) return;
+    // Walk the seen indices, never the (possibly sparse) array itself: O(calls seen).
+    let structured = false;
+    for (const index of ctx.seen) if (ctx.calls[index]?.inMessage && ctx.calls[index]?.structuredOutput) structured = true;
+    for (const index of ctx.seen) {
+      const v = ctx.calls[index];
+      if (!v || !v.inMessage || v.suppressed) continue;
       const id = v.id ?? `call_${index}`;
       const name = v.name ?? '';
       calls.push({ id, name, input: v.input ?? {} });
@@ -624,7 +667,7 @@ export class TurnController {
         content: r.content,
         ...(r.synthetic ? { synthetic: r.synthetic } : {}),
       });
-    });
+    }
     const assistant: HistoryMessage = {
       role: 'assistant',
       content: this.text,
@@ -648,14 +691,20 @@ export class TurnController {
     if (event) this.flushPending(index);
     if (event) this.emitOutput(event);
     this.resolvedSet.add(index);
-    // A missing index holds the frontier until the stream ends (it may still appear).
-    while (
-      this.frontier < this.opened &&
-      (this.resolvedSet.has(this.frontier) || (this.streamEnded && !this.slots.has(this.frontier)))
-    )
-      this.frontier++;
+    // A missing index holds the frontier until the stream ends (it may still appear); after the
+    // end the frontier jumps over gaps to the next seen index (O(calls seen), not O(highest index)).
+    while (this.frontier < this.opened) {
+      if (this.resolvedSet.has(this.frontier)) this.frontier++;
+      else if (this.streamEnded && !this.slots.has(this.frontier)) this.frontier = this.nextSeenIndex(this.frontier);
+      else break;
+    }
     this.flushPending(this.frontier);
     this.maybeFinishOutput();
+  }
+
+  /** The smallest seen index above `index` (or `opened` when none). */
+  private nextSeenIndex(index: number): number {
+    return this.seenIdx.next(index + 1) ?? this.opened;
   }
 
   private flushPending(upTo: number): void {
@@ -705,20 +754,15 @@ export class TurnController {
   }
 
   approve(index: number): void {
+    if (this.finished) return; // a late answer after an abort
     this.trace({ t: this.clock.now(), kind: 'approved', attempt: this.attempt, index });
     this.actor.send({ type: 'approval.granted', index });
   }
 
   deny(index: number, reason?: string): void {
+    if (this.finished) return;
     this.trace({ t: this.clock.now(), kind: 'denied', attempt: this.attempt, index });
     this.actor.send({ type: 'approval.denied', index, reason });
-  }
-
-  private runHook?: RunHook;
-
-  /** Wrap every tool run from now on (one hook; src/journal's TurnJournal.attach sets it). */
-  setRunHook(hook: RunHook | undefined): void {
-    this.runHook = hook;
   }
 
   get currentAttempt(): number {

@@ -7,8 +7,15 @@ import type { HistoryMessage } from '../history/types';
 import { createAdapter, createStreamReader } from '../wire';
 import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
 import { type Clock, realClock } from './clock';
-import { openStream, type StreamInput, type StreamItem } from './streamSource';
 import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnSummary, TurnController } from './controller';
+import { LIMIT_ERROR_TYPE, SluiceLimitError, type TurnLimits } from './limits';
+
+/**
+ * Default run-time cap of one tool run in `runTurn` (10 minutes): a tool that never settles gets a
+ * `timeout` error result instead of hanging the turn. Override per tool (`defineTool({ timeoutMs })`)
+ * or per turn (`policy.toolTimeoutMs`; 0 or Infinity turns the default off).
+ */
+export const DEFAULT_TOOL_TIMEOUT_MS = 600_000;
 
 /**
  * `runTurn`: the turn controller a coding agent embeds (SPEC §6).
@@ -28,15 +35,11 @@ import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnS
  * discarded attempt's tools are aborted and nothing of it reaches the returned messages.
  */
 
-export type { StreamItem } from './streamSource';
-/** An attempt's stream: SDK iterables, arrays, a fetch Response, a ReadableStream, a Node Readable (docs/embedding.md). */
-export type StreamSource = StreamInput;
+export type StreamItem = unknown;
+export type StreamSource = AsyncIterable<StreamItem> | Iterable<StreamItem>;
 
 export interface TurnPolicy {
-  /**
-   * 'safe': read-only tools start mid-stream. 'none': classic post-stream. 'all': see SPEC §6.4.
-   * Default 'safe', or 'none' when SLUICE_STREAMING_DISPATCH=0; an explicit value always wins.
-   */
+  /** 'safe' (default): read-only tools start mid-stream. 'none': classic post-stream. 'all': see SPEC §6.4. */
   earlyStart?: EarlyStart;
   maxConcurrent?: number;
   onAbort?: 'commit' | 'drop';
@@ -51,6 +54,11 @@ export interface TurnPolicy {
   structuredOutputTool?: string;
   /** `disable_parallel_tool_use`: at most one call is released. */
   singleTool?: boolean;
+  /**
+   * Timeout for tools that set no `timeoutMs` of their own (default `DEFAULT_TOOL_TIMEOUT_MS`,
+   * 10 minutes; 0 or Infinity: none). A timed-out run is aborted and gets a `timeout` error result.
+   */
+  toolTimeoutMs?: number;
 }
 
 export interface ApprovalRequest {
@@ -74,17 +82,17 @@ export interface RunTurnOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   clock?: Clock;
   /**
-   * Replaces the classification of a ready call (safe / needs approval / problem). `defaults` is
-   * what sluice decided from the tools (kinds, `isConcurrencySafe`, `needsApproval`, schema
-   * problems): return it changed, or your own answer. A throw counts as unsafe + needs approval.
+   * Resource limits per attempt (docs/limits.md). Hitting one ends the turn: `runTurn` rejects
+   * with a `TurnLimitError` (a `SluiceLimitError` naming the limit; its `summary` is the failed turn).
    */
-  classify?: (name: string, input: Record<string, unknown>, defaults: Classification) => Classification;
-  /** The conversation so far (neutral history): its call ids are known, a repeat is renamed. */
-  history?: readonly HistoryMessage[];
-  /** Call ids already used in the conversation (when you keep the history in a provider shape). */
-  knownCallIds?: Iterable<string>;
-  /** Journal the turn (crash-safe resume: src/journal, `createTurnJournal`, docs/durability.md). */
-  journal?: { attach(controller: TurnController): void; flush(): Promise<void> };
+  limits?: Partial<TurnLimits>;
+}
+
+/** The error `runTurn` rejects with when a resource limit ended the turn. */
+export class TurnLimitError extends SluiceLimitError {
+  constructor(readonly summary: TurnSummary) {
+    super(summary.limit!, summary.error?.message);
+  }
 }
 
 export interface RunTurnResult {
@@ -106,26 +114,8 @@ export function classifierFor(registry: ToolRegistry, structuredOutputTool = 'st
   });
 }
 
-function withUserClassify(
-  base: (name: string, input: Record<string, unknown>) => Classification,
-  user: RunTurnOptions['classify'],
-): (name: string, input: Record<string, unknown>) => Classification {
-  if (!user) return base;
-  return (name, input) => {
-    const defaults = base(name, input);
-    try {
-      return user(name, input, defaults);
-    } catch {
-      return { ...defaults, safe: false, needsApproval: !defaults.problem };
-    }
-  };
-}
-
-function knownIds(opts: RunTurnOptions): string[] {
-  const ids = [...(opts.knownCallIds ?? [])];
-  for (const m of opts.history ?? []) if (m.role === 'assistant') for (const c of m.calls) ids.push(c.id);
-  return ids;
-}
+/** What a raced await returns when the turn was aborted or finished meanwhile. */
+const STOPPED: unique symbol = Symbol('stopped');
 
 class StreamFailure extends Error {
   constructor(
@@ -150,6 +140,14 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
   const policy = opts.policy ?? {};
   const registry = Array.isArray(opts.tools) ? createToolRegistry(opts.tools) : (opts.tools as ToolRegistry);
   const clock = opts.clock ?? realClock();
+  const toolTimeoutMs = policy.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  if (!(typeof toolTimeoutMs === 'number' && toolTimeoutMs >= 0)) {
+    throw new RangeError(`sluice: policy.toolTimeoutMs must be a non-negative number of ms (got ${String(toolTimeoutMs)})`);
+  }
+  const withTimeout = (tool: AnyTool | undefined): AnyTool | undefined =>
+    tool === undefined || tool.timeoutMs !== undefined || toolTimeoutMs === 0 || toolTimeoutMs === Infinity
+      ? tool
+      : { ...tool, timeoutMs: toolTimeoutMs };
   const controller = new TurnController({
     mode: 'execute',
     format: opts.format,
@@ -159,14 +157,13 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
     singleTool: policy.singleTool,
     maxAttempts: policy.maxAttempts ?? 3,
     retryBaseMs: policy.retryBaseMs ?? 500,
-    earlyStart: policy.earlyStart ?? (streamingDispatchDisabled() ? 'none' : 'safe'),
+    earlyStart: streamingDispatchDisabled() ? 'none' : (policy.earlyStart ?? 'safe'),
     maxConcurrent: policy.maxConcurrent ?? 10,
     onAbort: policy.onAbort ?? 'commit',
-    classify: withUserClassify(classifierFor(registry, policy.structuredOutputTool), opts.classify),
-    knownCallIds: knownIds(opts),
-    runTool: (call, signal) => runTool(registry.get(call.name), call.input, { signal, callId: call.callId, name: call.name }),
+    classify: classifierFor(registry, policy.structuredOutputTool),
+    runTool: (call, signal) => runTool(withTimeout(registry.get(call.name)), call.input, { signal, callId: call.callId, name: call.name }),
+    limits: opts.limits,
   });
-  opts.journal?.attach(controller);
   for (const [name, fn] of Object.entries(opts.on ?? {})) {
     controller.events.on(name as keyof ControllerEvents, fn as (e: unknown) => void);
   }
@@ -185,7 +182,15 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
 
   let turnDone = false;
   void controller.done.then(() => (turnDone = true));
-  const onAbort = () => controller.abort(policy.onAbort);
+  // Abort wins over every pending await of the stream side (the source factory, a stalled
+  // `next()`): `stopped` settles on abort or when the turn is done, and every such await races it.
+  let stop!: () => void;
+  const stopped = new Promise<typeof STOPPED>((resolve) => (stop = () => resolve(STOPPED)));
+  void controller.done.then(stop);
+  const onAbort = () => {
+    stop();
+    controller.abort(policy.onAbort);
+  };
   if (opts.signal) {
     if (opts.signal.aborted) onAbort();
     else opts.signal.addEventListener('abort', onAbort, { once: true });
@@ -202,14 +207,16 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
         };
         controller.events.on('attempt.begin', h);
       });
-      await consumeAttempt(controller, opts, attempt, policy.idleTimeoutMs, clock);
+      await consumeAttempt(controller, opts, attempt, policy.idleTimeoutMs, clock, stopped);
       if (turnDone) break;
       // Either a retry is coming (attempt.begin) or the turn finishes (draining tools, or failed).
       const next = controller.currentAttempt !== attempt ? 'retry' : await Promise.race([controller.done.then(() => 'done' as const), begun]);
       if (next === 'done') break;
     }
     const summary = await controller.done;
-    await opts.journal?.flush();
+    if (summary.outcome === 'failed' && summary.limit !== undefined && summary.error?.type === LIMIT_ERROR_TYPE) {
+      throw new TurnLimitError(summary);
+    }
     return { messages: summary.history, calls: summary.calls, summary };
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
@@ -222,6 +229,7 @@ async function consumeAttempt(
   attempt: number,
   idleTimeoutMs: number | undefined,
   clock: Clock,
+  stopped: Promise<typeof STOPPED>,
 ): Promise<void> {
   let adapter: Adapter | undefined;
   let reader: ReturnType<typeof createStreamReader> | undefined;
@@ -245,11 +253,21 @@ async function consumeAttempt(
   };
   let iterator: AsyncIterator<StreamItem> | Iterator<StreamItem> | undefined;
   try {
-    const source = typeof opts.stream === 'function' ? await opts.stream(attempt) : opts.stream;
-    iterator = await openStream(source);
+    const source = typeof opts.stream === 'function' ? await Promise.race([opts.stream(attempt), stopped]) : opts.stream;
+    if (source === STOPPED) return;
+    iterator =
+      Symbol.asyncIterator in (source as object)
+        ? (source as AsyncIterable<StreamItem>)[Symbol.asyncIterator]()
+        : (source as Iterable<StreamItem>)[Symbol.iterator]();
     arm();
     while (controller.currentAttempt === attempt && controller.attemptOpen) {
-      const step = await Promise.race([Promise.resolve(iterator.next()), idle]);
+      const step = await Promise.race([Promise.resolve(iterator.next()), idle, stopped]);
+      if (step === STOPPED) {
+        // Aborted (or the turn ended) while waiting for the stream: leave the read pending and
+        // close the source without waiting for it (a stalled source may never answer).
+        closeQuietly(iterator);
+        return;
+      }
       if (step.done) break;
       arm();
       const item = step.value;
@@ -275,10 +293,15 @@ async function consumeAttempt(
     const e = toStreamError(err);
     if (controller.currentAttempt === attempt && controller.attemptOpen) controller.feed({ type: 'stream.error', error: { type: e.type, message: e.message }, retryable: e.retryable });
     // Close the abandoned source without waiting for it (a stalled source may never answer).
-    Promise.resolve()
-      .then(() => iterator?.return?.())
-      .catch(() => undefined);
+    closeQuietly(iterator);
   } finally {
     if (idleTimer !== undefined) clock.clearTimeout(idleTimer);
   }
+}
+
+/** Ask an abandoned iterator to finish, without waiting for it and without an unhandled rejection. */
+function closeQuietly(iterator: AsyncIterator<StreamItem> | Iterator<StreamItem> | undefined): void {
+  Promise.resolve()
+    .then(() => iterator?.return?.())
+    .catch(() => undefined);
 }

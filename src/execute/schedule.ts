@@ -1,4 +1,5 @@
 import type { CallPhase } from '../calls';
+import type { SeenIndices } from '../release/rules';
 
 /**
  * Start decisions (SPEC §6.3–§6.5) as pure functions over the released calls.
@@ -42,6 +43,8 @@ export interface StartContext {
    * stops early (keeps a turn with many calls linear).
    */
   unrequestedApprovals?: number;
+  /** The indices seen so far: scans jump over indices that never appeared (O(calls seen)). */
+  seen?: SeenIndices;
 }
 
 export interface StartDecision {
@@ -64,16 +67,24 @@ export function decideStarts(
   const requestApproval: number[] = [];
   let running = ctx.running;
   let allEarlierSettled = true;
+  const seen = ctx.seen;
+  /** The next position to look at after `at`: the next seen index when known (skips gaps). */
+  const step = (at: number): number => {
+    if (seen === undefined) return at + 1;
+    const n = seen.next(at + 1);
+    return n === undefined ? calls.length : n;
+  };
   let i = frontier;
-  // Advance the frontier over the settled prefix.
+  // Advance the frontier over the settled prefix. A gap stops it until the stream ends: the
+  // missing index may still appear, and must not end up behind the frontier.
   while (i < calls.length) {
     const v = calls[i];
-    if (v !== undefined && !v.suppressed && !settled(v.phase)) break;
-    i++;
+    if (v === undefined ? !ctx.streamEnded : !v.suppressed && !settled(v.phase)) break;
+    i = step(i);
   }
   const newFrontier = i;
 
-  for (; i < calls.length; i++) {
+  for (; i < calls.length; i = step(i)) {
     const raw = calls[i];
     if (raw === undefined || raw.suppressed || settled(raw.phase)) continue;
     const v: StartView = raw.settling ? { phase: 'running', safe: true, approval: raw.approval } : raw;

@@ -1,47 +1,41 @@
-import type { InspectionEvent } from 'xstate';
 /**
- * `sluice serve`: an Anthropic Messages gateway over an OpenAI-compatible backend.
+ * `sluice serve`: one gateway for Anthropic Messages, OpenAI Responses and OpenAI Chat Completions
+ * clients over an OpenAI Chat, OpenAI Responses, Anthropic Messages or Gemini backend.
  *
- * Routes: `POST /v1/messages` (streaming and not), `POST /v1/messages/count_tokens` (estimate, no
- * backend call), `GET /health`. Query strings are ignored (Claude Code sends `?beta=true`).
+ * This module routes and owns connections; the per-request pipeline is exchange.ts, each inbound
+ * API is a module in inbound/ (parse → canonical request; OutputEvents → that API's SSE / JSON),
+ * each backend API a module in upstream/ (canonical request → backend request), and they meet at
+ * the canonical request (canonical.ts) and the canonical event stream (src/wire/events.ts).
  *
- * One request: read the body (size-capped) → validate and translate (translate.ts) → open the
- * backend stream (upstream.ts; always `stream: true`) → backend bytes go through the wire reader
- * (`createStreamReader`) into a `TurnController` in gateway mode, whose ordered output goes to the
- * Anthropic SSE encoder. Each completed tool call is released as a whole `tool_use` block as soon
- * as the engine judges it ready (SPEC §5), not at the end of the turn. Frames produced by one
- * backend chunk are written in one `res.write`.
- *
- * Commit point: the response is committed (HTTP 200 + `message_start`) when the backend answers
- * 2xx. Before that, failures are HTTP errors with an Anthropic error body (errors.ts); after it,
- * a failure is exactly one `event: error` frame and the stream ends (no `message_stop`).
- * Keep-alive `ping` frames go out while the backend is silent; a client disconnect aborts the
- * backend request; connect and idle timeouts bound every backend exchange.
+ * Routes: `POST /v1/messages` (+ `/v1/messages/count_tokens`, an estimate), `POST /v1/responses`,
+ * `POST /v1/chat/completions`, `GET|HEAD /health`, `/healthz`, `/`. Query strings are ignored
+ * (Claude Code sends `?beta=true`). Errors answered before a response is committed use the route's
+ * API error shape (Anthropic for /v1/messages and unknown routes, OpenAI for the other two).
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { type AnthropicEncodeOptions, AnthropicSseEncoder, mapStopReason, toAnthropicMessage } from '../encode/anthropicSse';
-import { type CompletionMode, TurnController } from '../engine/controller';
-import type { OutputEvent } from '../release/output';
-import type { StreamEvent, WireFormat } from '../wire/events';
+import type { InspectionEvent } from 'xstate';
+import type { AnthropicEncodeOptions } from '../encode/anthropicSse';
+import type { CompletionMode } from '../engine/controller';
+import type { WireFormat } from '../wire/events';
 import type { Adapter } from '../wire/events';
 import { createStreamReader, type StreamReader } from '../wire/index';
-import { errorTypeToStatus, GatewayError, invalidRequest } from './errors';
+import { estimateInputTokens, type ModelMapping, type ToolParam } from './canonical';
+import { GatewayError, invalidRequest } from './errors';
+import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
+import { chatApi } from './inbound/chat';
+import { messagesApi, parseMessagesRequest } from './inbound/messages';
+import { responsesApi } from './inbound/responses';
+import type { InboundApi } from './inbound/types';
 import { Logger } from './log';
-import {
-  type ChatRequestOptions,
-  estimateInputTokens,
-  type MessagesRequest,
-  type ModelMapping,
-  mapModel,
-  parseMessagesRequest,
-  singleToolRequested,
-  toChatRequest,
-  type ToolParam,
-} from './translate';
 import { UpstreamClient } from './upstream';
+import { upstreamFormatFor } from './upstream/index';
+import type { UpstreamFormatName } from './upstream/types';
+
+export { completionToChunk } from './upstream/openaiChat';
+export type { MalformedCallMode } from './exchange';
 
 export interface GatewayOptions {
   /** Backend base URL (`http://host:8000`, `…/v1` or the full `…/chat/completions`). */
@@ -56,8 +50,19 @@ export interface GatewayOptions {
   upstreamHeaders?: Record<string, string>;
   /** Client model → backend model. Default: pass the client's model through. */
   models?: ModelMapping;
-  /** Backend wire format: 'openai-chat' (default), 'dynamo' (completion records), or `text:<family>`. */
+  /**
+   * Backend API: 'openai-chat' (default), 'openai-responses', 'anthropic' or 'gemini'. Default:
+   * inferred from the URL path (`…/responses` → openai-responses, `…/messages` → anthropic,
+   * `…/v1beta…` or `generativelanguage.googleapis.com` → gemini), else openai-chat.
+   */
+  upstreamFormat?: UpstreamFormatName;
+  /**
+   * How the backend's stream is read when it differs from the API's own: 'dynamo' (chat with
+   * completion records) or `text:<family>` (raw model text). Both need an openai-chat backend.
+   */
   format?: WireFormat;
+  /** A call whose arguments are not a complete JSON object: 'pass' (default, with a marker) or 'drop' (with a text marker). */
+  malformedCalls?: MalformedCallMode;
   /** Adapter factory for `text:<family>` formats (src/parsers `createTextAdapter`), called per request with its tools. */
   textAdapter?: GatewayTextAdapterFactory;
   /** Completion inference for chat streams (SPEC §4). Default 'inferred'. */
@@ -66,7 +71,7 @@ export interface GatewayOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Largest accepted request body in bytes. Default 32 MiB. */
   maxBodyBytes?: number;
-  /** Concurrent /v1/messages requests; more get 529 overloaded_error. Default 256. */
+  /** Concurrent model requests (all three APIs); more get 529 overloaded_error. Default 256. */
   maxConcurrent?: number;
   /** Backend TCP connect timeout. Default 10 s. */
   connectTimeoutMs?: number;
@@ -75,9 +80,9 @@ export interface GatewayOptions {
   /** Send an SSE `ping` when nothing was written for this long. Default 10 s; 0 disables. */
   pingIntervalMs?: number;
   /** Which field carries max_tokens upstream. Default 'max_tokens'. */
-  maxTokensField?: ChatRequestOptions['maxTokensField'];
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
   /** Mid-conversation system messages: 'inline' (default) or 'merge' into the leading system message. */
-  systemMessages?: ChatRequestOptions['systemMessages'];
+  systemMessages?: 'inline' | 'merge';
   /**
    * Report `tool_use` when a backend ends a turn that released tool blocks with finish `stop`
    * (common on Ollama / llama.cpp). Default true; false = strict SPEC map (stop → end_turn).
@@ -114,7 +119,7 @@ export interface Gateway {
   url: string;
   port: number;
   server: http.Server;
-  /** /v1/messages requests in flight. */
+  /** Model requests in flight. */
   active(): number;
   /** Client sockets currently open. */
   openSockets(): number;
@@ -133,21 +138,6 @@ const DEFAULTS = {
 
 function requestId(): string {
   return 'req_' + randomBytes(12).toString('hex');
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(text)),
-    ...headers,
-  });
-  res.end(text);
-}
-
-function sendError(res: http.ServerResponse, err: GatewayError): void {
-  sendJson(res, err.status, err.body(), err.headers);
 }
 
 /** Read the request body, capped. Rejects GatewayError(413) when over the cap. */
@@ -205,60 +195,13 @@ async function readJson(req: http.IncomingMessage, limit: number): Promise<unkno
   }
 }
 
-/** The key the client presented: `x-api-key`, else `Authorization: Bearer …`. */
-function clientKey(req: http.IncomingMessage): string | undefined {
-  const k = req.headers['x-api-key'];
-  if (typeof k === 'string' && k.length > 0) return k;
-  const a = req.headers.authorization;
-  if (typeof a === 'string') {
-    const m = /^Bearer\s+(.+)$/i.exec(a.trim());
-    if (m) return m[1];
-  }
-  return undefined;
-}
-
-/** A whole (non-streaming) chat completion → one chat chunk, so backends that ignore `stream` still work. */
-export function completionToChunk(json: unknown): Record<string, unknown> | undefined {
-  if (typeof json !== 'object' || json === null) return undefined;
-  const j = json as Record<string, unknown>;
-  const choices = j.choices;
-  if (!Array.isArray(choices) || choices.length === 0) return j.error ? j : undefined;
-  const c = choices[0] as Record<string, unknown>;
-  const msg = (c.message ?? {}) as Record<string, unknown>;
-  const delta: Record<string, unknown> = {};
-  if (msg.reasoning_content !== undefined) delta.reasoning_content = msg.reasoning_content;
-  else if (msg.reasoning !== undefined) delta.reasoning = msg.reasoning;
-  if (msg.content !== undefined) delta.content = msg.content;
-  if (Array.isArray(msg.tool_calls)) {
-    delta.tool_calls = msg.tool_calls.map((tc: unknown, i: number) =>
-      typeof tc === 'object' && tc !== null ? { index: i, ...(tc as Record<string, unknown>) } : tc,
-    );
-  }
-  const out: Record<string, unknown> = {
-    id: j.id,
-    model: j.model,
-    object: 'chat.completion.chunk',
-    choices: [{ index: 0, delta, finish_reason: c.finish_reason ?? null }],
-  };
-  if (j.usage !== undefined) out.usage = j.usage;
-  return out;
-}
-
-interface ExchangeStats {
-  toolUses: number;
-  stopReason?: string;
-  outputTokens?: number;
-  promptTokens?: number;
-  firstByteMs?: number;
-  errorType?: string;
-  warnings: number;
-}
-
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const opts = { ...DEFAULTS, ...options };
   const logger = options.logger ?? new Logger('info');
-  const format: WireFormat = options.format ?? 'openai-chat';
-  const toolUseOnStop = options.toolUseOnStop ?? true;
+  const upstreamFormat = upstreamFormatFor(options.upstreamFormat ?? inferUpstreamFormat(opts.upstream));
+  const format: WireFormat = options.format ?? upstreamFormat.wire;
+  if (format !== upstreamFormat.wire && upstreamFormat.name !== 'openai-chat')
+    throw new Error(`format ${format} needs an openai-chat upstream (the upstream is ${upstreamFormat.name})`);
   const upstream = new UpstreamClient(
     {
       url: opts.upstream,
@@ -269,7 +212,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     opts.maxConcurrent,
   );
-  const models: ModelMapping = options.models ?? { rules: [] };
   const sockets = new Set<Socket>();
   const inflight = new Set<AbortController>();
   let active = 0;
@@ -286,6 +228,38 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
   const newReader = (tools: ToolParam[]): StreamReader =>
     family !== undefined ? createStreamReader(format, { adapter: textAdapter!(family, { tools })! }) : createStreamReader(format);
+
+  const ctx: ExchangeContext = {
+    upstream,
+    upstreamFormat,
+    upstreamBase: opts.upstream,
+    wire: format,
+    newReader,
+    models: options.models ?? { rules: [] },
+    bodyOptions: {
+      ...(opts.maxTokensField ? { maxTokensField: opts.maxTokensField } : {}),
+      ...(opts.systemMessages ? { systemMessages: opts.systemMessages } : {}),
+    },
+    logger,
+    ...(opts.completion ? { completion: opts.completion } : {}),
+    ...(opts.inspect ? { inspect: opts.inspect } : {}),
+    toolUseOnStop: options.toolUseOnStop ?? true,
+    malformedCalls: options.malformedCalls ?? 'pass',
+    maxBodyBytes: opts.maxBodyBytes,
+    idleTimeoutMs: opts.idleTimeoutMs,
+    pingIntervalMs: opts.pingIntervalMs,
+    ...(opts.idGenerator ? { idGenerator: opts.idGenerator } : {}),
+    closing: () => closing,
+  };
+
+  const routes = new Map<string, InboundApi>([
+    ['/v1/messages', messagesApi],
+    ['/v1/responses', responsesApi],
+    ['/v1/chat/completions', chatApi],
+    // Clients configured with a base URL without /v1 (some Chat clients) land here.
+    ['/chat/completions', chatApi],
+    ['/responses', responsesApi],
+  ]);
 
   const server = http.createServer({ noDelay: true }, (req, res) => {
     void handle(req, res);
@@ -305,6 +279,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     const method = req.method ?? 'GET';
     const t0 = performance.now();
+    const api = routes.get(path);
     try {
       if (path === '/health' || path === '/healthz' || path === '/') {
         // `HEAD /` is Claude Code's connectivity probe.
@@ -312,16 +287,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         sendJson(res, 200, { status: 'ok', active, maxConcurrent: opts.maxConcurrent });
         return;
       }
-      if (path === '/v1/messages' || path === '/v1/messages/count_tokens') {
+      if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new GatewayError(405, `method ${method} not allowed on ${path}; use POST`, 'invalid_request_error');
-        if (path === '/v1/messages/count_tokens') {
-          const body = await readJson(req, opts.maxBodyBytes);
-          const m = parseMessagesRequest(body, { requireMaxTokens: false });
-          sendJson(res, 200, { input_tokens: estimateInputTokens(m) });
-          logger.info('request', { reqId, path, status: 200, durationMs: ms(performance.now() - t0) });
-          return;
-        }
-        await messages(req, res, reqId, t0);
+        const body = await readJson(req, opts.maxBodyBytes);
+        const m = parseMessagesRequest(body, { requireMaxTokens: false });
+        sendJson(res, 200, { input_tokens: estimateInputTokens(m) });
+        logger.info('request', { reqId, path, status: 200, durationMs: ms(performance.now() - t0) });
+        return;
+      }
+      if (api) {
+        if (method !== 'POST') throw new GatewayError(405, `method ${method} not allowed on ${path}; use POST`, 'invalid_request_error');
+        await model(api, req, res, reqId, t0, path);
         return;
       }
       req.resume();
@@ -329,12 +305,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     } catch (err) {
       const ge = err instanceof GatewayError ? err : new GatewayError(500, 'internal gateway error', 'api_error');
       if (!(err instanceof GatewayError)) logger.error('internal_error', { reqId, path, error: err instanceof Error ? err.name : 'unknown' });
-      sendError(res, ge);
+      sendJson(res, ge.status, (api ?? messagesApi).errorBody(ge.type, ge.message), ge.headers);
       logger.info('request', { reqId, path, status: ge.status, errorType: ge.type, durationMs: ms(performance.now() - t0) });
     }
   }
 
-  async function messages(req: http.IncomingMessage, res: http.ServerResponse, reqId: string, t0: number): Promise<void> {
+  /** One model request (any inbound API): concurrency slot, body, exchange. */
+  async function model(
+    api: InboundApi,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    reqId: string,
+    t0: number,
+    path: string,
+  ): Promise<void> {
     if (closing) {
       req.resume();
       throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
@@ -347,246 +331,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const ac = new AbortController();
     inflight.add(ac);
     try {
-      await exchange(req, res, reqId, t0, ac);
+      const body = await readJson(req, opts.maxBodyBytes);
+      await runExchange(ctx, api, body, req, res, reqId, t0, ac, path);
     } finally {
       active--;
       inflight.delete(ac);
     }
-  }
-
-  async function exchange(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    reqId: string,
-    t0: number,
-    ac: AbortController,
-  ): Promise<void> {
-    const body = await readJson(req, opts.maxBodyBytes);
-    const mreq: MessagesRequest = parseMessagesRequest(body);
-    const upstreamModel = mapModel(models, mreq.model);
-    const chatOpts: ChatRequestOptions = { model: upstreamModel };
-    if (opts.maxTokensField) chatOpts.maxTokensField = opts.maxTokensField;
-    if (opts.systemMessages) chatOpts.systemMessages = opts.systemMessages;
-    const chatReq = toChatRequest(mreq, chatOpts);
-    const estimate = estimateInputTokens(mreq);
-    const base = {
-      reqId,
-      path: '/v1/messages',
-      stream: mreq.stream,
-      model: mreq.model,
-      upstreamModel,
-      messages: mreq.messages.length,
-      tools: mreq.tools?.length ?? 0,
-    };
-
-    let clientGone = false;
-    const onClose = (): void => {
-      if (!res.writableFinished) {
-        clientGone = true;
-        ac.abort();
-      }
-    };
-    res.on('close', onClose);
-    if (req.socket.destroyed) onClose();
-
-    let upRes: http.IncomingMessage;
-    try {
-      upRes = await upstream.open(chatReq, { signal: ac.signal, clientAuth: clientKey(req) });
-    } catch (err) {
-      if (err instanceof Error && err.name === 'AbortError') {
-        logger.info('request', { ...base, status: 499, outcome: closing ? 'shutdown' : 'client_disconnect', durationMs: ms(performance.now() - t0) });
-        return;
-      }
-      throw err;
-    }
-    const status = upRes.statusCode ?? 502;
-    if (status < 200 || status >= 300) {
-      const ge = await upstream.errorFrom(upRes);
-      logger.warn('upstream_error', { reqId, upstreamStatus: status });
-      throw ge;
-    }
-
-    const stats: ExchangeStats = { toolUses: 0, warnings: 0 };
-    const ctrl = new TurnController({
-      mode: 'gateway',
-      singleTool: singleToolRequested(mreq),
-      format,
-      completion: opts.completion,
-      inspect: opts.inspect,
-    });
-    ctrl.events.on('warning', (w) => {
-      stats.warnings++;
-      logger.warn('engine_warning', { reqId, code: w.code, ...(w.index !== undefined ? { index: w.index } : {}), message: w.message });
-    });
-    const encOpts: AnthropicEncodeOptions = { model: mreq.model, inputTokens: estimate, toolUseOnStop };
-    if (opts.idGenerator) encOpts.idGenerator = opts.idGenerator;
-
-    let terminal!: () => void;
-    const terminated = new Promise<void>((r) => (terminal = r));
-    const track = (e: OutputEvent): void => {
-      if (e.type === 'tool_use') stats.toolUses++;
-      else if (e.type === 'usage') {
-        if (e.usage.outputTokens !== undefined) stats.outputTokens = e.usage.outputTokens;
-        if (e.usage.promptTokens !== undefined) stats.promptTokens = e.usage.promptTokens;
-      } else if (e.type === 'end') {
-        stats.stopReason = mapStopReason(e.finish, e.released, toolUseOnStop);
-        terminal();
-      } else if (e.type === 'error') {
-        stats.errorType = e.error.type;
-        terminal();
-      }
-    };
-
-    // ---- sink: SSE (streaming) or collected events (non-streaming)
-    const enc = mreq.stream ? new AnthropicSseEncoder(encOpts) : undefined;
-    const collected: OutputEvent[] = [];
-    let pendingOut = '';
-    let lastWrite = performance.now();
-    const flush = (): void => {
-      if (!enc || pendingOut.length === 0) return;
-      const text = pendingOut;
-      pendingOut = '';
-      if (res.destroyed || clientGone) return;
-      lastWrite = performance.now();
-      if (!res.write(text) && !upRes.isPaused()) {
-        // Backpressure: stop reading the backend until the client drains.
-        upRes.pause();
-        res.once('drain', () => upRes.resume());
-      }
-    };
-    if (enc) {
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      pendingOut += enc.push({ type: 'message.start' });
-      flush();
-    }
-    ctrl.events.on('output', (e) => {
-      track(e);
-      if (enc) pendingOut += enc.push(e);
-      else collected.push(e);
-    });
-
-    // ---- backend bytes → events → controller
-    const reader = newReader(mreq.tools ?? []);
-    let upstreamDone = false;
-    const feed = (evs: StreamEvent[]): void => {
-      for (let i = 0; i < evs.length; i++) ctrl.feed(evs[i]!);
-    };
-    const fail = (type: string, message: string): void => {
-      if (upstreamDone) return;
-      upstreamDone = true;
-      ctrl.feed({ type: 'stream.error', error: { type, message }, retryable: false });
-      flush();
-    };
-    let idleTimer: NodeJS.Timeout | undefined;
-    const armIdle = (): void => {
-      if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => {
-        fail('timeout_error', `upstream sent nothing for ${opts.idleTimeoutMs} ms`);
-        upRes.destroy();
-      }, opts.idleTimeoutMs);
-    };
-    armIdle();
-    const isJson = /application\/json/i.test(String(upRes.headers['content-type'] ?? ''));
-    const jsonParts: Buffer[] = [];
-    let jsonSize = 0;
-    upRes.on('data', (chunk: Buffer) => {
-      if (upstreamDone) return;
-      armIdle();
-      stats.firstByteMs ??= ms(performance.now() - t0);
-      if (isJson) {
-        if (jsonSize < opts.maxBodyBytes) jsonParts.push(chunk);
-        jsonSize += chunk.length;
-        return;
-      }
-      feed(reader.write(chunk));
-      flush();
-    });
-    upRes.on('end', () => {
-      if (upstreamDone) return;
-      upstreamDone = true;
-      if (isJson) {
-        let chunk: Record<string, unknown> | undefined;
-        try {
-          chunk = completionToChunk(JSON.parse(Buffer.concat(jsonParts).toString('utf8')));
-        } catch {
-          chunk = undefined;
-        }
-        if (chunk) feed(reader.write(`data: ${JSON.stringify(chunk)}\n\n`));
-        else feed([{ type: 'stream.error', error: { type: 'api_error', message: 'upstream: unreadable JSON response' }, retryable: false }]);
-      }
-      feed(reader.end());
-      flush();
-    });
-    upRes.on('error', () => fail('api_error', 'upstream connection lost mid-stream'));
-    upRes.on('close', () => {
-      if (!upstreamDone && !clientGone) fail('api_error', 'upstream connection closed mid-stream');
-    });
-
-    // ---- keep-alive pings while the backend is silent
-    let pingTimer: NodeJS.Timeout | undefined;
-    if (enc && opts.pingIntervalMs > 0) {
-      pingTimer = setInterval(
-        () => {
-          if (performance.now() - lastWrite >= opts.pingIntervalMs * 0.9) {
-            pendingOut += enc.ping();
-            flush();
-          }
-        },
-        Math.max(10, Math.floor(opts.pingIntervalMs / 2)),
-      );
-    }
-
-    // ---- wait for the end: terminal output, client gone, or the turn finishing some other way
-    const gone = new Promise<void>((r) => {
-      if (ac.signal.aborted) r();
-      else ac.signal.addEventListener('abort', () => r(), { once: true });
-    });
-    await Promise.race([terminated, gone, ctrl.done.then(() => undefined)]);
-    if (idleTimer) clearTimeout(idleTimer);
-    if (pingTimer) clearInterval(pingTimer);
-    if (!upRes.complete) upRes.destroy();
-
-    if (clientGone || ac.signal.aborted) {
-      ctrl.abort('drop');
-      logger.info('request', {
-        ...base,
-        status: 200,
-        outcome: closing ? 'shutdown' : 'client_disconnect',
-        toolUses: stats.toolUses,
-        durationMs: ms(performance.now() - t0),
-      });
-      if (!res.destroyed) res.destroy();
-      return;
-    }
-    if (enc) {
-      // A started message always gets a terminal event (SPEC §5.9).
-      if (!enc.terminated) pendingOut += enc.push({ type: 'error', error: { type: 'api_error', message: 'the turn ended without a result' } });
-      flush();
-      res.end();
-      logger.info('request', {
-        ...base,
-        status: 200,
-        outcome: stats.errorType ? 'stream_error' : 'ok',
-        ...statFields(stats),
-        inputTokensEstimate: estimate,
-        durationMs: ms(performance.now() - t0),
-      });
-      return;
-    }
-    const msg = toAnthropicMessage(collected, encOpts);
-    if (msg.type === 'error') {
-      const st = errorTypeToStatus(msg.error.type);
-      sendJson(res, st, msg);
-      logger.info('request', { ...base, status: st, outcome: 'stream_error', ...statFields(stats), durationMs: ms(performance.now() - t0) });
-      return;
-    }
-    sendJson(res, 200, msg);
-    logger.info('request', { ...base, status: 200, outcome: 'ok', ...statFields(stats), inputTokensEstimate: estimate, durationMs: ms(performance.now() - t0) });
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -621,17 +371,21 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-function statFields(s: ExchangeStats): Record<string, unknown> {
-  const f: Record<string, unknown> = { toolUses: s.toolUses };
-  if (s.stopReason !== undefined) f.stopReason = s.stopReason;
-  if (s.errorType !== undefined) f.errorType = s.errorType;
-  if (s.outputTokens !== undefined) f.outputTokens = s.outputTokens;
-  if (s.promptTokens !== undefined) f.promptTokens = s.promptTokens;
-  if (s.firstByteMs !== undefined) f.firstByteMs = s.firstByteMs;
-  if (s.warnings > 0) f.warnings = s.warnings;
-  return f;
-}
-
-function ms(x: number): number {
-  return Math.round(x * 100) / 100;
+/**
+ * The upstream API for a base URL when no format is given: a path ending in `/responses` →
+ * openai-responses, in `/messages` → anthropic, containing `/v1beta` or on
+ * generativelanguage.googleapis.com → gemini, anything else → openai-chat.
+ */
+export function inferUpstreamFormat(url: string): UpstreamFormatName {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'openai-chat';
+  }
+  const p = u.pathname.replace(/\/+$/, '');
+  if (/\/responses$/.test(p)) return 'openai-responses';
+  if (/\/messages$/.test(p)) return 'anthropic';
+  if (/\/v1beta(\/|$)/.test(p) || u.hostname === 'generativelanguage.googleapis.com') return 'gemini';
+  return 'openai-chat';
 }

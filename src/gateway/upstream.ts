@@ -1,7 +1,8 @@
 /**
- * The gateway's HTTP client to the OpenAI-compatible backend (Node's http/https, keep-alive agent).
+ * The gateway's HTTP client to the backend (Node's http/https, keep-alive agent). What is sent
+ * (URL, body, auth header style) is the upstream format module's business (upstream/*.ts).
  *
- * `openUpstream()` sends one Chat Completions request and resolves with the response as soon as
+ * `open()` sends one request and resolves with the response as soon as
  * its headers arrive (any status). It rejects with a `GatewayError` when the backend cannot be
  * reached (refused, DNS, reset before headers → 502 api_error), does not connect within
  * `connectTimeoutMs` (504 timeout_error) or sends no response headers within `idleTimeoutMs`
@@ -13,7 +14,7 @@ import * as https from 'node:https';
 import { GatewayError, upstreamErrorMessage } from './errors';
 
 export interface UpstreamConfig {
-  /** Backend base URL: `http://host:8000`, `http://host:8000/v1` or the full `…/chat/completions`. */
+  /** Backend base URL (the upstream format module builds each request's URL from it). */
   url: string;
   /** Fixed bearer token for the backend; when absent the client's key is passed through. */
   apiKey?: string;
@@ -23,18 +24,9 @@ export interface UpstreamConfig {
   headers?: Record<string, string>;
 }
 
-/** The chat completions endpoint for a configured upstream URL. */
-export function chatCompletionsUrl(base: string): URL {
-  const u = new URL(base);
-  const p = u.pathname.replace(/\/+$/, '');
-  if (/\/chat\/completions$/.test(p)) u.pathname = p;
-  else if (/\/v\d+[a-z]*$/.test(p)) u.pathname = `${p}/chat/completions`;
-  else u.pathname = `${p}/v1/chat/completions`;
-  return u;
-}
+export { chatCompletionsUrl } from './upstream/openaiChat';
 
 export class UpstreamClient {
-  readonly endpoint: URL;
   private readonly agent: http.Agent;
   private readonly mod: typeof http | typeof https;
 
@@ -42,19 +34,23 @@ export class UpstreamClient {
     readonly config: UpstreamConfig,
     maxSockets = 256,
   ) {
-    this.endpoint = chatCompletionsUrl(config.url);
-    const isHttps = this.endpoint.protocol === 'https:';
-    if (!isHttps && this.endpoint.protocol !== 'http:') throw new Error(`upstream URL must be http(s): ${config.url}`);
+    const protocol = new URL(config.url).protocol;
+    const isHttps = protocol === 'https:';
+    if (!isHttps && protocol !== 'http:') throw new Error(`upstream URL must be http(s): ${config.url}`);
     this.mod = isHttps ? https : http;
     const agentOpts = { keepAlive: true, maxSockets, maxFreeSockets: Math.min(maxSockets, 64) };
     this.agent = isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
   }
 
   /**
-   * Send the request; resolves with the response once headers are in.
-   * `clientAuth` is the key the client presented (used only when no fixed key is configured).
+   * Send the request to `opts.url`; resolves with the response once headers are in. `opts.auth`
+   * makes the auth headers from the key: the configured one, else `clientAuth` (what the client
+   * presented).
    */
-  open(body: unknown, opts: { signal: AbortSignal; clientAuth?: string }): Promise<http.IncomingMessage> {
+  open(
+    body: unknown,
+    opts: { signal: AbortSignal; url: URL; clientAuth?: string; auth?: (key: string | undefined) => Record<string, string> },
+  ): Promise<http.IncomingMessage> {
     const payload = Buffer.from(JSON.stringify(body), 'utf8');
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -63,7 +59,8 @@ export class UpstreamClient {
       ...this.config.headers,
     };
     const key = this.config.apiKey ?? opts.clientAuth;
-    if (key) headers.authorization = `Bearer ${key}`;
+    if (opts.auth) Object.assign(headers, opts.auth(key));
+    else if (key) headers.authorization = `Bearer ${key}`;
     return new Promise((resolve, reject) => {
       let settled = false;
       let connectTimer: NodeJS.Timeout | undefined;
@@ -88,7 +85,7 @@ export class UpstreamClient {
         () => fail(new GatewayError(504, `upstream: no response within ${this.config.idleTimeoutMs} ms`, 'timeout_error')),
         this.config.idleTimeoutMs,
       );
-      const req = this.mod.request(this.endpoint, { method: 'POST', headers, agent: this.agent }, (res) => {
+      const req = this.mod.request(opts.url, { method: 'POST', headers, agent: this.agent }, (res) => {
         if (settled) {
           res.destroy();
           return;

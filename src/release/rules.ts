@@ -9,6 +9,65 @@ import type { CallPhase } from '../calls';
  * turn with n calls costs O(n) over its whole life, not O(n) per event.
  */
 
+/**
+ * The call indices seen in one attempt, ascending. Call indices come from the wire and may be
+ * sparse (`index: 1000000000` after `index: 0`): every scan walks this set instead of counting up
+ * to the highest index, so release and start decisions cost O(calls seen), never O(highest index).
+ * Adding is O(1) for the usual ascending arrival and O(n) for a lower index that arrives late.
+ */
+export class CallIndexSet implements Iterable<number> {
+  private readonly sorted: number[] = [];
+
+  get size(): number {
+    return this.sorted.length;
+  }
+
+  add(index: number): void {
+    const a = this.sorted;
+    const n = a.length;
+    if (n === 0 || a[n - 1]! < index) {
+      a.push(index);
+      return;
+    }
+    const at = this.lowerBound(index);
+    if (a[at] !== index) a.splice(at, 0, index);
+  }
+
+  /** The smallest seen index ≥ `index`, or undefined when there is none. */
+  next(index: number): number | undefined {
+    return this.sorted[this.lowerBound(index)];
+  }
+
+  [Symbol.iterator](): Iterator<number> {
+    return this.sorted[Symbol.iterator]();
+  }
+
+  /** Seen indices ≥ `from`, ascending. */
+  *from(from: number): IterableIterator<number> {
+    const a = this.sorted;
+    for (let k = this.lowerBound(from); k < a.length; k++) yield a[k]!;
+  }
+
+  /** First position whose value is ≥ index. */
+  private lowerBound(index: number): number {
+    const a = this.sorted;
+    let lo = 0;
+    let hi = a.length;
+    if (hi > 0 && a[0]! >= index) return 0;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[mid]! < index) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** What the scans need from a `CallIndexSet`: the next seen index at or after a position. */
+export interface SeenIndices {
+  next(index: number): number | undefined;
+}
+
 export interface ReleaseView {
   phase: CallPhase;
   /** Already suppressed by the single-tool limit. */
@@ -25,6 +84,11 @@ export interface ReleaseContext {
   singleTool: boolean;
   /** Calls released so far in this attempt. */
   released: number;
+  /**
+   * The indices seen so far. With it a scan jumps over indices that never appeared (after the
+   * end of the stream) instead of walking them one by one: O(calls seen), not O(highest index).
+   */
+  seen?: SeenIndices;
 }
 
 export interface ReleaseDecision {
@@ -73,6 +137,11 @@ export function decideReleases(
       continue;
     }
     if (!passesBarrier(v, ctx.streamEnded)) break; // a pending earlier call is a barrier for every later one
+    if (v === undefined && ctx.seen !== undefined) {
+      // A gap after the end of the stream: jump to the next index that appeared.
+      const n = ctx.seen.next(i + 1);
+      i = (n === undefined ? calls.length : n) - 1;
+    }
   }
   return { release, suppress, frontier: i };
 }

@@ -196,8 +196,9 @@ describe('reference HTTP replay cases (server_anchors §1.7)', () => {
   for (const bad of ['[]', 'null']) for (const sibling of [true, false]) for (const stream of [true, false]) cases.push([bad, sibling, stream, false]);
   for (const bad of ['[]', 'null']) for (const stream of [true, false]) cases.push([bad, true, stream, true]);
 
+  // The reference converter's drop rule: `malformedCalls: 'drop'` (the default passes the call with a marker; see malformed.test.ts).
   test.each(cases)('non_object_tool_inputs_are_suppressed_without_dropping_valid_siblings: args %s, sibling %s, stream %s, single %s', async (bad, sibling, stream, single) => {
-    r = await rig({ script: nonObject(bad, sibling) });
+    r = await rig({ script: nonObject(bad, sibling) }, { malformedCalls: 'drop' });
     const params = {
       model: 'm',
       max_tokens: 64,
@@ -221,6 +222,8 @@ describe('reference HTTP replay cases (server_anchors §1.7)', () => {
     }
     expect(inputs).toEqual(sibling ? [{ path: '/b' }] : []);
     expect(stopReason).toBe(sibling ? 'tool_use' : 'end_turn');
+    // Never silent: the log says it at warn.
+    expect(r.logs.some((l) => l.msg === 'malformed_call' && l.action === 'drop' && l.name === 'read_file')).toBe(true);
   });
 
   test('fragmented_tool_arguments_close_after_all_deltas and text baseline', async () => {

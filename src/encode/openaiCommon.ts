@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { FinishReason, Usage } from '../wire/events';
+
+/**
+ * Pieces the two OpenAI-shaped encoders (chatSse.ts, responsesSse.ts) share: ids, usage and the
+ * finish mapping.
+ */
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `prefix` + `count` random base62 characters (uniform: bytes at or above 248 are skipped). */
+export function randomId(prefix: string, count = 24): string {
+  let out = prefix;
+  const want = prefix.length + count;
+  while (out.length < want) {
+    const bytes = randomBytes(count * 2);
+    for (let i = 0; i < bytes.length && out.length < want; i++) if (bytes[i]! < 248) out += BASE62[bytes[i]! % 62];
+  }
+  return out;
+}
+
+/** Running usage: the last prompt/cached counts seen, output never decreasing; the estimate until the backend reports. */
+export class OpenAIUsage {
+  private prompt: number | undefined;
+  private cached = 0;
+  private output = 0;
+
+  constructor(private readonly estimate: number) {}
+
+  update(u: Usage | undefined): void {
+    if (!u) return;
+    if (u.promptTokens !== undefined && Number.isFinite(u.promptTokens)) this.prompt = Math.max(0, Math.floor(u.promptTokens));
+    if (u.cachedTokens !== undefined && Number.isFinite(u.cachedTokens)) this.cached = Math.max(0, Math.floor(u.cachedTokens));
+    if (u.outputTokens !== undefined && Number.isFinite(u.outputTokens)) this.output = Math.max(this.output, Math.floor(u.outputTokens));
+  }
+
+  get input(): number {
+    return this.prompt ?? Math.max(0, Math.floor(this.estimate));
+  }
+  get cachedInput(): number {
+    return this.prompt === undefined ? 0 : Math.min(this.cached, this.prompt);
+  }
+  get outputTokens(): number {
+    return this.output;
+  }
+}
+
+/** Chat `finish_reason` for the end of a turn that released `released` calls. */
+export function chatFinishReason(finish: FinishReason | undefined, released: number, toolUseOnStop: boolean): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+  switch (finish) {
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    case 'stop':
+      return toolUseOnStop && released > 0 ? 'tool_calls' : 'stop';
+    case 'stop_sequence':
+      return 'stop';
+    default:
+      return released > 0 ? 'tool_calls' : 'stop';
+  }
+}
+
+/** The OpenAI error body `{error: {message, type, param, code}}` for an error type sluice uses. */
+export function openaiErrorBody(type: string, message: string): { error: { message: string; type: string; param: null; code: string } } {
+  return { error: { message, type: openaiErrorType(type), param: null, code: type } };
+}
+
+/** Anthropic-style error type → the OpenAI `error.type` a client expects. */
+export function openaiErrorType(type: string): string {
+  switch (type) {
+    case 'invalid_request_error':
+    case 'request_too_large':
+    case 'not_found_error':
+      return 'invalid_request_error';
+    case 'authentication_error':
+      return 'authentication_error';
+    case 'permission_error':
+      return 'permission_error';
+    case 'rate_limit_error':
+      return 'rate_limit_error';
+    case 'timeout_error':
+      return 'timeout';
+    default:
+      return 'server_error';
+  }
+}

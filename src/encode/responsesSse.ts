@@ -1,0 +1,253 @@
+import type { OutputEvent } from '../release/output';
+import type { StreamErrorInfo } from '../wire/events';
+import { OpenAIUsage, openaiErrorType, randomId } from './openaiCommon';
+
+/**
+ * OutputEvent sequence → OpenAI Responses streaming events (`ResponsesSseEncoder`, SSE with
+ * `event: <type>` lines) or one Response object (`toResponsesBody`). Rules:
+ *
+ * - `response.created` then `response.in_progress` first (response `id` = `resp_` + random, never
+ *   the backend's; `model` = the client's model name; `status: "in_progress"`).
+ * - Output items in model order, one open at a time, `output_index` from 0:
+ *   - thinking → a `reasoning` item: `output_item.added`, `reasoning_summary_part.added`,
+ *     `reasoning_summary_text.delta`…; closed (`reasoning_summary_text.done`,
+ *     `reasoning_summary_part.done`, `output_item.done` with `encrypted_content` = the last
+ *     signature, if any) before any other item.
+ *   - text → a `message` item: `output_item.added`, `content_part.added` (`output_text`),
+ *     `output_text.delta`…; closed with `output_text.done`, `content_part.done`, `output_item.done`.
+ *   - each released call → one `function_call` item, whole: `output_item.added` (empty arguments),
+ *     one `function_call_arguments.delta` with the call's whole argument JSON,
+ *     `function_call_arguments.done`, `output_item.done` — all at the call's release (its
+ *     completion evidence, in model order), with a fresh `call_id` and item id.
+ * - `end` → closes the open item, then `response.completed` (or `response.incomplete` with
+ *   `incomplete_details.reason` max_output_tokens / content_filter) carrying every item and usage.
+ * - `error` → `response.failed` with `response.error {code, message}` and `status: "failed"`.
+ *   Nothing after a terminal event. Every event has a `sequence_number` from 0.
+ * - Keep-alive: an SSE comment (`: ping`).
+ */
+
+export interface ResponsesEncodeOptions {
+  model?: string;
+  inputTokens?: number;
+  /** Fixed `created_at` (seconds) for deterministic tests. */
+  created?: number;
+}
+
+type Item = Record<string, unknown> & { type: string; id: string };
+export type ResponsesEvent = Record<string, unknown> & { type: string };
+
+/** OutputEvent → Responses stream event objects; shared by the SSE encoder and the body builder. */
+export class ResponsesEventBuilder {
+  readonly id = randomId('resp_');
+  readonly created: number;
+  readonly model: string;
+  private readonly usage: OpenAIUsage;
+  private seq = 0;
+  private readonly items: Item[] = [];
+  private open: { item: Item; kind: 'reasoning' | 'message'; text: string; signature?: string } | undefined;
+  private _terminated = false;
+  private started = false;
+  status: 'in_progress' | 'completed' | 'incomplete' | 'failed' = 'in_progress';
+  error: { code: string; message: string } | null = null;
+  incomplete: { reason: string } | null = null;
+
+  constructor(opts: ResponsesEncodeOptions = {}) {
+    this.created = opts.created ?? Math.floor(Date.now() / 1000);
+    this.model = opts.model ?? 'unknown';
+    this.usage = new OpenAIUsage(opts.inputTokens ?? 0);
+  }
+
+  get terminated(): boolean {
+    return this._terminated;
+  }
+
+  /** The Response object as it stands (output = items closed so far). */
+  response(): Record<string, unknown> {
+    const done = this.status !== 'in_progress';
+    return {
+      id: this.id,
+      object: 'response',
+      created_at: this.created,
+      status: this.status,
+      error: this.error,
+      incomplete_details: this.incomplete,
+      model: this.model,
+      output: done ? this.items : [],
+      parallel_tool_calls: true,
+      tool_choice: 'auto',
+      tools: [],
+      usage: done
+        ? {
+            input_tokens: this.usage.input,
+            input_tokens_details: { cached_tokens: this.usage.cachedInput },
+            output_tokens: this.usage.outputTokens,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: this.usage.input + this.usage.outputTokens,
+          }
+        : null,
+    };
+  }
+
+  private ev(out: ResponsesEvent[], e: ResponsesEvent): void {
+    out.push({ ...e, sequence_number: this.seq++ });
+  }
+
+  start(): ResponsesEvent[] {
+    if (this.started) return [];
+    this.started = true;
+    const out: ResponsesEvent[] = [];
+    this.ev(out, { type: 'response.created', response: this.response() });
+    this.ev(out, { type: 'response.in_progress', response: this.response() });
+    return out;
+  }
+
+  push(e: OutputEvent): ResponsesEvent[] {
+    if (this._terminated) return [];
+    const out = this.start();
+    switch (e.type) {
+      case 'message.start':
+      case 'usage':
+        this.usage.update(e.usage);
+        break;
+      case 'thinking':
+        if (e.text.length === 0) break;
+        this.openItem(out, 'reasoning');
+        this.open!.text += e.text;
+        this.ev(out, { type: 'response.reasoning_summary_text.delta', item_id: this.open!.item.id, output_index: this.items.length, summary_index: 0, delta: e.text });
+        break;
+      case 'thinking.signature':
+        if (this.open?.kind === 'reasoning' && e.signature.length > 0) this.open.signature = e.signature;
+        break;
+      case 'text':
+        if (e.text.length === 0) break;
+        this.openItem(out, 'message');
+        this.open!.text += e.text;
+        this.ev(out, { type: 'response.output_text.delta', item_id: this.open!.item.id, output_index: this.items.length, content_index: 0, delta: e.text, logprobs: [] });
+        break;
+      case 'tool_use': {
+        this.closeOpen(out);
+        const args = e.argsText.length > 0 ? e.argsText : '{}';
+        const id = randomId('fc_');
+        const base = { type: 'function_call', id, call_id: randomId('call_'), name: e.name };
+        const output_index = this.items.length;
+        this.ev(out, { type: 'response.output_item.added', output_index, item: { ...base, arguments: '', status: 'in_progress' } });
+        this.ev(out, { type: 'response.function_call_arguments.delta', item_id: id, output_index, delta: args });
+        this.ev(out, { type: 'response.function_call_arguments.done', item_id: id, output_index, arguments: args });
+        const item: Item = { ...base, arguments: args, status: 'completed' };
+        this.items.push(item);
+        this.ev(out, { type: 'response.output_item.done', output_index, item });
+        break;
+      }
+      case 'end':
+        this.closeOpen(out);
+        if (e.finish === 'length') {
+          this.status = 'incomplete';
+          this.incomplete = { reason: 'max_output_tokens' };
+        } else if (e.finish === 'content_filter') {
+          this.status = 'incomplete';
+          this.incomplete = { reason: 'content_filter' };
+        } else this.status = 'completed';
+        this.ev(out, { type: this.status === 'completed' ? 'response.completed' : 'response.incomplete', response: this.response() });
+        this._terminated = true;
+        break;
+      case 'error':
+        this.closeOpen(out);
+        this.fail(out, e.error);
+        break;
+    }
+    return out;
+  }
+
+  private fail(out: ResponsesEvent[], error: StreamErrorInfo): void {
+    this.status = 'failed';
+    this.error = { code: error.type || 'api_error', message: error.message };
+    this.ev(out, { type: 'response.failed', response: this.response() });
+    this._terminated = true;
+  }
+
+  private openItem(out: ResponsesEvent[], kind: 'reasoning' | 'message'): void {
+    if (this.open?.kind === kind) return;
+    this.closeOpen(out);
+    const output_index = this.items.length;
+    if (kind === 'reasoning') {
+      const item: Item = { type: 'reasoning', id: randomId('rs_'), summary: [] };
+      this.open = { item, kind, text: '' };
+      this.ev(out, { type: 'response.output_item.added', output_index, item });
+      this.ev(out, { type: 'response.reasoning_summary_part.added', item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    } else {
+      const item: Item = { type: 'message', id: randomId('msg_'), role: 'assistant', status: 'in_progress', content: [] };
+      this.open = { item, kind, text: '' };
+      this.ev(out, { type: 'response.output_item.added', output_index, item });
+      this.ev(out, { type: 'response.content_part.added', item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+    }
+  }
+
+  private closeOpen(out: ResponsesEvent[]): void {
+    const o = this.open;
+    if (!o) return;
+    this.open = undefined;
+    const output_index = this.items.length;
+    const id = o.item.id;
+    let item: Item;
+    if (o.kind === 'reasoning') {
+      const part = { type: 'summary_text', text: o.text };
+      this.ev(out, { type: 'response.reasoning_summary_text.done', item_id: id, output_index, summary_index: 0, text: o.text });
+      this.ev(out, { type: 'response.reasoning_summary_part.done', item_id: id, output_index, summary_index: 0, part });
+      item = { type: 'reasoning', id, summary: [part] };
+      if (o.signature !== undefined) item.encrypted_content = o.signature;
+    } else {
+      const part = { type: 'output_text', text: o.text, annotations: [], logprobs: [] };
+      this.ev(out, { type: 'response.output_text.done', item_id: id, output_index, content_index: 0, text: o.text, logprobs: [] });
+      this.ev(out, { type: 'response.content_part.done', item_id: id, output_index, content_index: 0, part });
+      item = { type: 'message', id, role: 'assistant', status: 'completed', content: [part] };
+    }
+    this.items.push(item);
+    this.ev(out, { type: 'response.output_item.done', output_index, item });
+  }
+}
+
+/** OutputEvents → Responses SSE text (`event: <type>` + `data: <json>`). */
+export class ResponsesSseEncoder {
+  private readonly b: ResponsesEventBuilder;
+  constructor(opts: ResponsesEncodeOptions = {}) {
+    this.b = new ResponsesEventBuilder(opts);
+  }
+  start(): string {
+    return frames(this.b.start());
+  }
+  push(ev: OutputEvent): string {
+    return frames(this.b.push(ev));
+  }
+  ping(): string {
+    return this.b.terminated ? '' : ': ping\n\n';
+  }
+  get terminated(): boolean {
+    return this.b.terminated;
+  }
+}
+
+function frames(events: ResponsesEvent[]): string {
+  let s = '';
+  for (const e of events) s += `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  return s;
+}
+
+/** The non-streaming Response object, or the error when the sequence failed. */
+export function toResponsesBody(
+  events: Iterable<OutputEvent>,
+  opts: ResponsesEncodeOptions = {},
+): { ok: true; body: Record<string, unknown> } | { ok: false; error: StreamErrorInfo; body: Record<string, unknown> } {
+  const b = new ResponsesEventBuilder(opts);
+  let released = 0;
+  for (const ev of events) {
+    if (ev.type === 'error') {
+      b.push(ev);
+      return { ok: false, error: ev.error, body: { error: { message: ev.error.message, type: openaiErrorType(ev.error.type), param: null, code: ev.error.type } } };
+    }
+    if (ev.type === 'tool_use') released++;
+    b.push(ev);
+    if (b.terminated) break;
+  }
+  if (!b.terminated) b.push({ type: 'end', released });
+  return { ok: true, body: b.response() };
+}

@@ -1,0 +1,145 @@
+/**
+ * The canonical request: what every inbound API (inbound/messages.ts, inbound/responses.ts,
+ * inbound/chat.ts) parses its client's body into, and what every upstream module
+ * (upstream/openaiChat.ts, upstream/openaiResponses.ts, upstream/anthropic.ts, upstream/gemini.ts)
+ * builds its backend body from. One model in the middle, not one converter per pair.
+ *
+ * It is Anthropic-shaped (content blocks, tool_use/tool_result pairs by id) because that shape
+ * holds everything the other three can say: a system prompt plus mid-conversation system messages,
+ * thinking with its signature, images (base64 or URL), tool results with images, tool choice with
+ * the parallel-call flag, stop sequences, sampling, and a reasoning setting (effort or budget).
+ * Fields a given upstream cannot express make that upstream module answer 400 (never a silent drop).
+ */
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+
+export type UserBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: ImageSource }
+  | { type: 'tool_result'; tool_use_id: string; text: string; images: ImageSource[]; is_error: boolean };
+
+export type AssistantBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature?: string }
+  | { type: 'tool_use'; id: string; name: string; input: Obj };
+
+export type MessageParam =
+  | { role: 'user'; content: UserBlock[] }
+  | { role: 'assistant'; content: AssistantBlock[] }
+  /** A mid-conversation system message (Claude Code sends these; text only). */
+  | { role: 'system'; text: string };
+
+
+export interface ToolParam {
+  name: string;
+  description?: string;
+  input_schema: Obj;
+}
+
+export type ToolChoice =
+  | { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
+
+/** Reasoning / thinking setting: an effort level (OpenAI) and/or a token budget (Anthropic, Gemini). */
+export interface ReasoningSetting {
+  effort?: 'minimal' | 'low' | 'medium' | 'high';
+  budgetTokens?: number;
+}
+
+export interface CanonicalRequest {
+  model: string;
+  max_tokens: number;
+  system?: string;
+  messages: MessageParam[];
+  tools?: ToolParam[];
+  tool_choice?: ToolChoice;
+  stop_sequences?: string[];
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stream: boolean;
+  /** Chat clients: `stream_options.include_usage` (a usage chunk before `[DONE]`). */
+  includeUsage?: boolean;
+  /** Reasoning / thinking requested by the client (absent: the backend's default). */
+  reasoning?: ReasoningSetting;
+  /** Characters of content counted for the token estimate (system, messages, tools). */
+  contentChars: number;
+  /** Number of images (each counted as a fixed token cost in the estimate). */
+  imageCount: number;
+}
+
+/** Tokens counted per image in the estimate (Anthropic: about (w·h)/750; ~1.2 MP → 1,600). */
+/** The canonical request was first the validated Anthropic Messages request; the old name stays. */
+export type MessagesRequest = CanonicalRequest;
+
+export const IMAGE_TOKEN_ESTIMATE = 1600;
+
+/** Input-token estimate: ceil(characters / 3) over system, messages and tools, plus images. */
+export function estimateInputTokens(req: Pick<MessagesRequest, 'contentChars' | 'imageCount'>): number {
+  return Math.ceil(req.contentChars / 3) + req.imageCount * IMAGE_TOKEN_ESTIMATE;
+}
+
+
+/** True when the client asked for at most one tool call (SPEC §5.5). */
+export function singleToolRequested(req: CanonicalRequest): boolean {
+  return req.tool_choice?.disable_parallel_tool_use === true;
+}
+
+/** Effort level for a thinking budget (for upstreams that only take an effort). */
+export function effortForBudget(budget: number): 'low' | 'medium' | 'high' {
+  if (budget < 4096) return 'low';
+  if (budget < 16384) return 'medium';
+  return 'high';
+}
+
+/** Thinking budget for an effort level (for upstreams that only take a budget). */
+export function budgetForEffort(effort: ReasoningSetting['effort']): number {
+  switch (effort) {
+    case 'minimal':
+      return 1024;
+    case 'low':
+      return 2048;
+    case 'high':
+      return 24576;
+    default:
+      return 8192;
+  }
+}
+
+// ------------------------------------------------------------------ model mapping
+
+export interface ModelMapping {
+  /** Pattern → upstream model; `*` matches any run of characters. First match wins. */
+  rules: { pattern: string; target: string }[];
+  /** Used when no rule matches; undefined: pass the client's model through. */
+  fallback?: string;
+}
+
+/** Parse `a=b,claude-*=qwen3` (comma or newline separated). Throws Error on a malformed entry. */
+export function parseModelMap(spec: string): ModelMapping['rules'] {
+  const rules: ModelMapping['rules'] = [];
+  for (const raw of spec.split(/[,\n]/)) {
+    const entry = raw.trim();
+    if (entry.length === 0) continue;
+    const eq = entry.indexOf('=');
+    if (eq <= 0 || eq === entry.length - 1) throw new Error(`model map entry "${entry}" is not pattern=model`);
+    rules.push({ pattern: entry.slice(0, eq).trim(), target: entry.slice(eq + 1).trim() });
+  }
+  return rules;
+}
+
+function globToRegExp(pattern: string): RegExp {
+  const escaped = pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${escaped.join('.*')}$`);
+}
+
+export function mapModel(mapping: ModelMapping, clientModel: string): string {
+  for (const r of mapping.rules) if (globToRegExp(r.pattern).test(clientModel)) return r.target;
+  return mapping.fallback ?? clientModel;
+}

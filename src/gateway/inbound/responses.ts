@@ -1,0 +1,207 @@
+/**
+ * Inbound API: OpenAI Responses (`POST /v1/responses`) — Codex CLI, the OpenAI Agents SDK, the
+ * openai SDK's `responses.create`.
+ *
+ * Request → canonical (400 with an OpenAI error body on anything that cannot be carried). The
+ * gateway is stateless: `previous_response_id` and item references are rejected; send the whole
+ * conversation in `input` (what Codex does with `store: false`).
+ * - `instructions` + leading `system` / `developer` messages → the system prompt; later ones →
+ *   mid-conversation system messages in place.
+ * - `input`: a string (one user message) or items: `message` (user: `input_text`, `input_image`
+ *   with an `image_url`; assistant: `output_text` / `refusal`), `function_call` → tool_use (merged
+ *   into the assistant turn before it), `function_call_output` → tool_result (consecutive ones form
+ *   one user turn; text or `input_text`/`input_image` parts), `reasoning` → thinking (summary text;
+ *   `encrypted_content` kept as its signature). Other item types → 400.
+ * - tools: `function` tools only (hosted tools such as web_search run at OpenAI, not here → 400);
+ *   tool_choice, `parallel_tool_calls`, `max_output_tokens`, temperature, top_p,
+ *   `reasoning.effort`, `stream`. `text.format` other than text → 400. `store`, `include`,
+ *   `metadata`, `prompt_cache_key`, `truncation`, `user`, `service_tier` are ignored.
+ * Output: src/encode/responsesSse.ts.
+ */
+import { openaiErrorBody } from '../../encode/openaiCommon';
+import { ResponsesSseEncoder, toResponsesBody } from '../../encode/responsesSse';
+import { type AssistantBlock, type CanonicalRequest, isObj, type MessageParam, type UserBlock } from '../canonical';
+import { errorTypeToStatus, invalidRequest } from '../errors';
+import { argumentsObject, imageFromUrl, parseEffort, parseFunctionTools, parseOpenAIToolChoice } from './chat';
+import type { InboundApi } from './types';
+import { Counter, nonEmptyStr, optNumber, str } from './validate';
+
+function partsText(v: unknown, where: string, count: Counter, allowed: string[]): string {
+  if (typeof v === 'string') {
+    count.chars += v.length;
+    return v;
+  }
+  if (!Array.isArray(v)) throw invalidRequest(`${where}: expected a string or an array of content parts`);
+  const s = v
+    .map((p, i) => {
+      if (!isObj(p) || !allowed.includes(String(p.type)))
+        throw invalidRequest(`${where}[${i}]: unsupported content part ${JSON.stringify(isObj(p) ? String(p.type) : typeof p)} here (expected ${allowed.join(' or ')})`);
+      return str(p.type === 'refusal' ? p.refusal : p.text, `${where}[${i}].text`);
+    })
+    .join('\n');
+  count.chars += s.length;
+  return s;
+}
+
+function userParts(v: unknown, where: string, count: Counter): UserBlock[] {
+  if (typeof v === 'string') {
+    count.chars += v.length;
+    return [{ type: 'text', text: v }];
+  }
+  if (!Array.isArray(v)) throw invalidRequest(`${where}: expected a string or an array of content parts`);
+  return v.map((p, i): UserBlock => {
+    const w = `${where}[${i}]`;
+    if (!isObj(p)) throw invalidRequest(`${w}: expected a content part object`);
+    if (p.type === 'input_text' || p.type === 'text') {
+      const text = str(p.text, `${w}.text`);
+      count.chars += text.length;
+      return { type: 'text', text };
+    }
+    if (p.type === 'input_image') {
+      if (typeof p.image_url !== 'string') throw invalidRequest(`${w}: only images given by image_url are supported (file_id needs OpenAI's file store)`);
+      count.images++;
+      return { type: 'image', source: imageFromUrl(p.image_url, `${w}.image_url`) };
+    }
+    throw invalidRequest(`${w}.type: content part ${JSON.stringify(String(p.type))} is not supported by this gateway`);
+  });
+}
+
+function parseInput(input: unknown, instructions: string | undefined, count: Counter): { system?: string; messages: MessageParam[] } {
+  const systemParts: string[] = instructions !== undefined && instructions.length > 0 ? [instructions] : [];
+  const messages: MessageParam[] = [];
+  if (typeof input === 'string') {
+    count.chars += input.length;
+    messages.push({ role: 'user', content: [{ type: 'text', text: input }] });
+  } else if (Array.isArray(input)) {
+    let leading = true;
+    const lastAssistant = (): AssistantBlock[] => {
+      const last = messages[messages.length - 1];
+      if (last && last.role === 'assistant') return last.content;
+      const content: AssistantBlock[] = [];
+      messages.push({ role: 'assistant', content });
+      return content;
+    };
+    let toolTurn: UserBlock[] | undefined;
+    input.forEach((it, i) => {
+      const where = `input[${i}]`;
+      if (!isObj(it)) throw invalidRequest(`${where}: expected an object`);
+      const type = it.type ?? (it.role !== undefined ? 'message' : undefined);
+      if (type !== 'function_call_output') toolTurn = undefined;
+      if (type === 'message') {
+        const role = it.role;
+        if (role === 'system' || role === 'developer') {
+          const text = partsText(it.content, `${where}.content`, count, ['input_text', 'text']);
+          if (leading) systemParts.push(text);
+          else messages.push({ role: 'system', text });
+          return;
+        }
+        leading = false;
+        if (role === 'user') messages.push({ role: 'user', content: userParts(it.content, `${where}.content`, count) });
+        else if (role === 'assistant') {
+          const text = partsText(it.content, `${where}.content`, count, ['output_text', 'refusal', 'input_text', 'text']);
+          if (text.length > 0) lastAssistant().push({ type: 'text', text });
+        } else throw invalidRequest(`${where}.role: must be one of user, assistant, system, developer`);
+        return;
+      }
+      leading = false;
+      if (type === 'function_call') {
+        const name = nonEmptyStr(it.name, `${where}.name`);
+        const input = argumentsObject(it.arguments, `${where}.arguments`);
+        count.chars += name.length + JSON.stringify(input).length;
+        lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name, input });
+      } else if (type === 'function_call_output') {
+        const id = nonEmptyStr(it.call_id, `${where}.call_id`);
+        let text = '';
+        const images: UserBlock[] = [];
+        if (typeof it.output === 'string') text = it.output;
+        else if (Array.isArray(it.output)) {
+          const blocks = userParts(it.output, `${where}.output`, count);
+          text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+          images.push(...blocks.filter((b) => b.type === 'image'));
+        } else throw invalidRequest(`${where}.output: expected a string or an array of content parts`);
+        count.chars += text.length;
+        const block: UserBlock = {
+          type: 'tool_result',
+          tool_use_id: id,
+          text,
+          images: images.flatMap((b) => (b.type === 'image' ? [b.source] : [])),
+          is_error: false,
+        };
+        if (toolTurn) toolTurn.push(block);
+        else {
+          toolTurn = [block];
+          messages.push({ role: 'user', content: toolTurn });
+        }
+      } else if (type === 'reasoning') {
+        const summary = Array.isArray(it.summary) ? it.summary : [];
+        const text = summary.map((s, j) => (isObj(s) ? str(s.text, `${where}.summary[${j}].text`) : '')).join('\n');
+        count.chars += text.length;
+        const blk: AssistantBlock = { type: 'thinking', thinking: text };
+        if (typeof it.encrypted_content === 'string' && it.encrypted_content.length > 0) blk.signature = it.encrypted_content;
+        lastAssistant().push(blk);
+      } else {
+        throw invalidRequest(`${where}.type: input item ${JSON.stringify(String(type))} is not supported by this stateless gateway (message, function_call, function_call_output and reasoning are)`);
+      }
+    });
+  } else {
+    throw invalidRequest('input: field required (a string or an array of items)');
+  }
+  // An assistant turn that ended up empty (e.g. reasoning with no summary) still needs content.
+  for (const m of messages) if (m.role === 'assistant' && m.content.length === 0) m.content.push({ type: 'text', text: '' });
+  const system = systemParts.filter((s) => s.length > 0).join('\n\n');
+  return system.length > 0 ? { system, messages } : { messages };
+}
+
+/** Validate a Responses body into the canonical request. */
+export function parseResponsesRequest(body: unknown): CanonicalRequest {
+  if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
+  const model = body.model;
+  if (typeof model !== 'string' || model.length === 0) throw invalidRequest('model: field required (a non-empty string)');
+  if (body.previous_response_id !== undefined && body.previous_response_id !== null)
+    throw invalidRequest('previous_response_id: this gateway keeps no conversation state; send the whole conversation in input');
+  if (body.conversation !== undefined && body.conversation !== null) throw invalidRequest('conversation: this gateway keeps no conversation state');
+  const text = body.text;
+  if (isObj(text) && isObj(text.format) && text.format.type !== 'text')
+    throw invalidRequest('text.format: only {"type": "text"} is supported by this gateway (structured output does not map to every upstream)');
+  const count = new Counter();
+  let instructions: string | undefined;
+  if (body.instructions !== undefined && body.instructions !== null) instructions = str(body.instructions, 'instructions');
+  if (instructions) count.chars += instructions.length;
+  const { system, messages } = parseInput(body.input, instructions, count);
+  if (messages.length === 0) throw invalidRequest('input: at least one user or assistant item is required');
+  const tools = parseFunctionTools(body.tools, count, 'flat');
+  const toolChoice = parseOpenAIToolChoice(body.tool_choice, body.parallel_tool_calls, tools);
+  let maxTokens = 0;
+  const mt = body.max_output_tokens;
+  if (mt !== undefined && mt !== null) {
+    if (typeof mt !== 'number' || !Number.isInteger(mt) || mt < 1) throw invalidRequest('max_output_tokens: expected a positive integer');
+    maxTokens = mt;
+  }
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') throw invalidRequest('stream: expected a boolean');
+  const req: CanonicalRequest = { model, max_tokens: maxTokens, messages, stream: body.stream === true, contentChars: count.chars, imageCount: count.images };
+  if (system !== undefined) req.system = system;
+  if (tools !== undefined && tools.length > 0) req.tools = tools;
+  if (toolChoice !== undefined) req.tool_choice = toolChoice;
+  const temperature = optNumber(body, 'temperature', 0, 2);
+  if (temperature !== undefined) req.temperature = temperature;
+  const topP = optNumber(body, 'top_p', 0, 1);
+  if (topP !== undefined) req.top_p = topP;
+  if (isObj(body.reasoning)) {
+    const r = parseEffort(body.reasoning.effort, 'reasoning.effort');
+    if (r) req.reasoning = r;
+  }
+  return req;
+}
+
+/** The `/v1/responses` inbound module. */
+export const responsesApi: InboundApi = {
+  name: 'responses',
+  parse: parseResponsesRequest,
+  stream: (o) => new ResponsesSseEncoder({ model: o.model, inputTokens: o.inputTokens }),
+  body(events, o) {
+    const r = toResponsesBody(events, { model: o.model, inputTokens: o.inputTokens });
+    if (!r.ok) return { status: errorTypeToStatus(r.error.type), body: r.body };
+    return { status: 200, body: r.body };
+  },
+  errorBody: openaiErrorBody,
+};
