@@ -95,6 +95,23 @@ export function callStream(family: string, content: string): string {
       return `<|channel>thought\nWrite the file.<channel|><|tool_call>call:write_file{path:<|"|>out/big.txt<|"|>,content:<|"|>${content}<|"|>}<tool_call|>`;
     case 'functiongemma':
       return `<start_function_call>call:write_file{path:<escape>out/big.txt<escape>,content:<escape>${content}<escape>}<end_function_call>`;
+    // Issue 12, batch A.
+    case 'pythonic':
+      return `[write_file(path="out/big.txt", content=${JSON.stringify(content)})]<|eom|>`;
+    case 'minimax-m2':
+      return `${think}<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="path">out/big.txt</parameter>\n<parameter name="content">${content}</parameter>\n</invoke>\n</minimax:tool_call>`;
+    case 'seed-oss':
+      return `<seed:think>Write the file.</seed:think><seed:tool_call>\n<function=write_file>\n<parameter=path>out/big.txt</parameter>\n<parameter=content>${content}</parameter>\n</function>\n</seed:tool_call>`;
+    case 'granite':
+      return `${think}<|tool_call|>[{"name": "write_file", "arguments": ${args}}]<|end_of_text|>`;
+    case 'xlam':
+      return `[{"name": "write_file", "arguments": ${args}}]`;
+    case 'hunyuan':
+      return `${think}\n<answer>\n<tool_calls>[{"name": "write_file", "arguments": ${args}}]</tool_calls>\n</answer>`;
+    case 'ernie45':
+      return `${think}\n\n<tool_call>\n{"name": "write_file", "arguments": ${args}}\n</tool_call>\n`;
+    case 'longcat':
+      return `${think}<longcat_tool_call>\n{"name": "write_file", "arguments": ${args}}\n</longcat_tool_call>`;
     // issue 12, batch B
     case 'phi-4-mini':
     case 'firefunction-v2':
@@ -111,6 +128,12 @@ export function callStream(family: string, content: string): string {
       return `Writing.<function=write_file>${args}</function><|eom_id|>`;
     case 'functionary-v3.2':
       return `all\nWriting.>>>write_file\n${args}`;
+    case 'kimi-k3':
+      return (
+        `<|open|>think<|sep|>Write the file.<|close|>think<|sep|><|open|>tools<|sep|><|open|>call tool="write_file" index="1"<|sep|>` +
+        `<|open|>argument key="path" type="string"<|sep|>out/big.txt<|close|>argument<|sep|>` +
+        `<|open|>argument key="content" type="string"<|sep|>${content}<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`
+      );
     default:
       throw new Error(`bench/parsers: no stream template for family ${family}`);
   }

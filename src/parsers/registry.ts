@@ -18,6 +18,16 @@ import { FunctionaryV31Parser, FunctionaryV32Parser } from './functionary';
 import { GigaChat3Parser } from './gigachat3';
 import { InternLm2Parser } from './internlm2';
 import { FunctoolsParser } from './phi4mini';
+// Issue 12, batch A families.
+import { ErnieParser } from './ernie';
+import { GraniteParser } from './granite';
+import { HunyuanParser } from './hunyuan';
+import { LongCatParser } from './longcat';
+import { MiniMaxParser } from './minimax';
+import { PythonicParser } from './pythonic';
+import { SeedOssParser } from './seedoss';
+import { XlamParser } from './xlam';
+import type { ByteParser, FamilyParser, ParserOptions } from './types';
 import type { ByteParser, FamilyParser, ParserOptions } from './types';
 
 export interface FamilyInfo {
@@ -164,6 +174,66 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['functionaryv32', 'functionary-v32', 'functionary_v3_2', 'functionary'],
     description: 'Functionary v3.2: >>>NAME\n{json} / >>>all\ntext',
     create: (o) => new FunctionaryV32Parser(o),
+  },
+  // ---- issue 12, batch A -------------------------------------------------------------------
+  {
+    name: 'pythonic',
+    aliases: [
+      'llama3.2-pythonic',
+      'llama-3.2-pythonic',
+      'llama4',
+      'llama-4',
+      'llama4-pythonic',
+      'llama-4-pythonic',
+      'toolace',
+    ],
+    description: 'Pythonic: [NAME(k="v", n=1), …] at the start of the output or after <|python_start|>',
+    create: (o) => new PythonicParser(o),
+  },
+  {
+    name: 'minimax-m2',
+    aliases: ['minimax', 'minimaxm2', 'minimax_m2', 'minimax-m2.1', 'minimax-m2.5'],
+    description:
+      'MiniMax-M2: <minimax:tool_call><invoke name="N"><parameter name="K">V</parameter></invoke></minimax:tool_call>; <think>',
+    create: (o) => new MiniMaxParser(o),
+  },
+  {
+    name: 'seed-oss',
+    aliases: ['seedoss', 'seed_oss', 'seed', 'seed-oss-36b'],
+    description:
+      'Seed-OSS: <seed:tool_call><function=N><parameter=K>V</parameter></function></seed:tool_call>; <seed:think>',
+    create: (o) => new SeedOssParser(o),
+  },
+  {
+    name: 'granite',
+    aliases: ['granite3', 'granite-3', 'granite-3.x', 'granite4', 'granite-4', 'granite-4.0', 'granite-4.x'],
+    description: 'Granite: <|tool_call|>[{"name","arguments"},…] (3.x) / <tool_call>{…}</tool_call> (4.x)',
+    create: (o) => new GraniteParser(o),
+  },
+  {
+    name: 'xlam',
+    aliases: ['xlam2', 'xlam-2', 'salesforce-xlam'],
+    description:
+      'xLAM: [{"name","arguments"},…] as the output (or in a ```json fence, or after [TOOL_CALLS])',
+    create: (o) => new XlamParser(o),
+  },
+  {
+    name: 'hunyuan',
+    aliases: ['hunyuan-a13b', 'hunyuan_a13b', 'hunyuana13b'],
+    description: 'Hunyuan-A13B: <answer><tool_calls>[{"name","arguments"},…]</tool_calls></answer>; <think>',
+    create: (o) => new HunyuanParser(o),
+  },
+  {
+    name: 'ernie45',
+    aliases: ['ernie', 'ernie-4.5', 'ernie-4.5-thinking'],
+    description: 'ERNIE 4.5: <tool_call>{"name","arguments"}</tool_call>; </think>; <response>…</response>',
+    create: (o) => new ErnieParser(o),
+  },
+  {
+    name: 'longcat',
+    aliases: ['longcat-flash', 'longcat-flash-chat', 'longcat-flash-thinking'],
+    description: 'LongCat-Flash: <longcat_tool_call>{"name","arguments"}</longcat_tool_call>; <think>',
+    create: (o) => new LongCatParser(o),
   },
 ];
 

@@ -1,0 +1,474 @@
+/**
+ * Issue 12, batch A families (pythonic, MiniMax-M2, Seed-OSS, Granite, xLAM, Hunyuan, ERNIE 4.5,
+ * LongCat), held to the same bar as the issue-7 families (families.test.ts):
+ * - a synthetic stream per family/layout (reasoning, text, two calls with non-ASCII characters and
+ *   characters that need escaping, text after), whole, at every byte split, at every UTF-16 split
+ *   and in random 1–16 byte chunks: identical merged events, no marker text in text/thinking;
+ * - completion evidence in the push that holds the closing marker's last byte, never before, and
+ *   nothing after the marker consumed into text first;
+ * - every truncated prefix follows the end-of-stream rules (SPEC §5.7);
+ * - look-alikes (text that resembles the markup stays text), each at every byte split;
+ * - the published outputs of test/parsers/corpusA.ts, at every byte split.
+ */
+import fc from 'fast-check';
+import { createTextParser, resolveFamily } from '../../src/parsers';
+import type { ParserOptions } from '../../src/parsers';
+import type { StreamEvent } from '../../src/wire/events';
+import { A0, ARGS0, ARGS1, closeOffsets, events, NOTE, R, T1, T2, type FamilyCase } from './cases';
+import { CORPUS_A } from './corpusA';
+import { mergeEvents, runBytesAt, runText, summarize, utf8 } from './helpers';
+
+const THINK = ['<think>', '</think>'];
+const CALLS = [
+  { name: 'read_file', args: ARGS0 },
+  { name: 'get_weather', args: ARGS1 },
+];
+const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } },
+  },
+};
+/** A Python string literal (single-quoted) for `s`. */
+const pySingle = (s: string): string =>
+  `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\t/g, '\\t')}'`;
+const obj0 = `{"name": "read_file", "arguments": ${ARGS0}}`;
+const obj1 = `{"name": "get_weather", "arguments": ${ARGS1}}`;
+
+const CASES_A: FamilyCase[] = [
+  {
+    title: 'pythonic (<|python_start|>, Llama 4)',
+    family: 'llama4',
+    stream:
+      `${T1}<|python_start|>[read_file(path="docs/日本語.md", note=${JSON.stringify(NOTE)}), ` +
+      `get_weather(city="Tokyo", days=3)]<|python_end|>${T2}`,
+    expected: events({ text1: T1, calls: CALLS, text2: T2 }),
+    closeAt: ['🚀")', 'days=3)'],
+    markers: ['<|python', '[read_file', 'get_weather(', 'days='],
+  },
+  {
+    title: 'pythonic (list at the start of the output, single quotes)',
+    family: 'pythonic',
+    stream: ` [read_file(path='docs/日本語.md', note=${pySingle(A0.note)}),get_weather( city = 'Tokyo' , days = 3 )]<|eot_id|>${T2}`,
+    expected: events({ calls: CALLS, text2: T2 }),
+    closeAt: ["🚀')", '3 )'],
+    markers: ['[read_file', 'get_weather', '<|eot_id|>'],
+  },
+  {
+    title: 'minimax-m2',
+    family: 'minimax-m2',
+    opts: { tools: [weatherTool] },
+    stream:
+      `<think>${R}</think>${T1}<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">docs/日本語.md</parameter>\n` +
+      `<parameter name="note">${NOTE}</parameter>\n</invoke>\n<invoke name=get_weather>\n<parameter name="city"> Tokyo\n</parameter>\n` +
+      `<parameter name="days">3</parameter>\n</invoke>\n</minimax:tool_call>${T2}`,
+    expected: events({ thinking: R, text1: T1, calls: CALLS, text2: T2 }),
+    closeAt: ['</invoke>', '</invoke>'],
+    markers: [...THINK, '<minimax', '</minimax', '<invoke', '</invoke', '<parameter', '</parameter'],
+  },
+  {
+    title: 'seed-oss',
+    family: 'seed-oss',
+    stream:
+      `<seed:think>${R}</seed:think>${T1}<seed:tool_call>\n<function=read_file>\n<parameter=path>docs/日本語.md</parameter>\n` +
+      `<parameter=note>\n${NOTE}\n</parameter>\n</function>\n</seed:tool_call>\n<seed:tool_call>\n<function=get_weather>\n` +
+      `<parameter=city>Tokyo</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call>${T2}<seed:eos>`,
+    expected: events({ thinking: R, text1: T1, calls: CALLS, text2: T2 }),
+    closeAt: ['</function>', '</function>'],
+    markers: ['<seed:', '</seed:', '<function', '</function', '<parameter', '</parameter'],
+  },
+  {
+    title: 'granite 3.x (<|tool_call|> array)',
+    family: 'granite-3',
+    stream: `${T1}<|tool_call|>[${obj0}, ${obj1}]${T2}<|end_of_text|>`,
+    expected: events({ text1: T1, calls: CALLS, text2: T2 }),
+    closeAt: ['🚀"}}', '"days":3}}'],
+    markers: ['<|tool_call|>', '<|end_of_text|>', '"arguments"'],
+  },
+  {
+    title: 'granite 4.x (<tool_call> tags)',
+    family: 'granite-4',
+    stream: `<think>${R}</think>${T1}<tool_call>\n${obj0}\n</tool_call>\n<tool_call>\n${obj1}\n</tool_call>${T2}`,
+    expected: events({ thinking: R, text1: T1, calls: CALLS, text2: T2 }),
+    closeAt: ['</tool_call>', '</tool_call>'],
+    markers: [...THINK, '<tool_call', '</tool_call'],
+  },
+  {
+    title: 'xlam (bare array)',
+    family: 'xlam',
+    stream: `\n[${obj0},\n ${obj1}]${T2}`,
+    expected: events({ calls: CALLS, text2: T2 }),
+    closeAt: ['🚀"}}', '"days":3}}'],
+    markers: ['"name"', '"arguments"'],
+  },
+  {
+    title: 'xlam (```json fence)',
+    family: 'xlam',
+    stream: '```json\n[' + `${obj0}, ${obj1}]\n` + '```' + T2,
+    expected: events({ calls: CALLS, text2: T2 }),
+    closeAt: ['🚀"}}', '"days":3}}'],
+    markers: ['```', '"name"'],
+  },
+  {
+    title: 'hunyuan',
+    family: 'hunyuan-a13b',
+    stream: `<think>${R}</think><answer>${T1}<tool_calls>[${obj0}, ${obj1}]</tool_calls>${T2}</answer>`,
+    expected: events({ thinking: R, text1: T1, calls: CALLS, text2: T2 }),
+    closeAt: ['🚀"}}', '"days":3}}'],
+    markers: [...THINK, '<answer>', '</answer>', '<tool_calls', '</tool_calls'],
+  },
+  {
+    title: 'ernie45 (reasoning opened by the template)',
+    family: 'ernie-4.5',
+    opts: { startInReasoning: true },
+    stream: `${R}\n</think>\n\n\n<tool_call>\n${obj0}\n</tool_call>\n<tool_call>\n${obj1}\n</tool_call>\n<response>${T2}</response>\n`,
+    expected: events({ thinking: `${R}\n`, text1: '\n\n\n', calls: CALLS, text2: `\n${T2}\n` }),
+    closeAt: ['</tool_call>', '</tool_call>'],
+    markers: [...THINK, '<tool_call', '</tool_call', '<response>', '</response>'],
+  },
+  {
+    title: 'longcat',
+    family: 'longcat',
+    stream: `<think>${R}</think>${T1}<longcat_tool_call>\n${obj0}\n</longcat_tool_call>\n<longcat_tool_call>${obj1}</longcat_tool_call>${T2}`,
+    expected: events({ thinking: R, text1: T1, calls: CALLS, text2: T2 }),
+    closeAt: ['</longcat_tool_call>', '</longcat_tool_call>'],
+    markers: [...THINK, '<longcat', '</longcat'],
+  },
+];
+
+const enc = new TextEncoder();
+const show = (evs: StreamEvent[]): string => JSON.stringify(evs);
+
+function leaks(c: FamilyCase, evs: StreamEvent[]): string | null {
+  const s = summarize(evs);
+  const m = c.markers.find((x) => s.text.includes(x) || s.thinking.includes(x));
+  return m === undefined ? null : m;
+}
+
+describe.each(CASES_A.map((c) => [c.title, c] as const))('%s', (_title, c) => {
+  const bytes = utf8(c.stream);
+  const closes16 = closeOffsets(c);
+  const closes = closes16.map((o) => enc.encode(c.stream.slice(0, o)).length);
+
+  it('parses the whole stream', () => {
+    const evs = runText(c.family, [c.stream], c.opts);
+    expect(mergeEvents(evs)).toEqual(c.expected);
+    expect(evs.filter((e) => e.type === 'warning')).toEqual([]);
+  });
+
+  it('gives the same events at every byte split and every UTF-16 split', () => {
+    const want = show(c.expected);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const evs = runBytesAt(c.family, bytes, [cut], c.opts).events;
+      const merged = mergeEvents(evs);
+      if (show(merged) !== want) expect({ cut, merged }).toEqual({ cut, merged: c.expected });
+      expect({ cut, leak: leaks(c, evs) }).toEqual({ cut, leak: null });
+    }
+    for (let cut = 1; cut < c.stream.length; cut++) {
+      const merged = mergeEvents(runText(c.family, [c.stream.slice(0, cut), c.stream.slice(cut)], c.opts));
+      if (show(merged) !== want) expect({ cut, merged }).toEqual({ cut, merged: c.expected });
+    }
+  });
+
+  it('gives the same events in random 1–16 byte chunks, each completion in the push of its marker', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 16 }), { minLength: 1, maxLength: 64 }), (sizes) => {
+        const cuts: number[] = [];
+        for (let k = 0, at = sizes[0]; at < bytes.length; k++, at += sizes[k % sizes.length]) cuts.push(at);
+        const run = runBytesAt(c.family, bytes, cuts, c.opts);
+        expect(mergeEvents(run.events)).toEqual(c.expected);
+        closes.forEach((end, index) => {
+          const want = run.pushes.findIndex((p) => p.end >= end);
+          const got = run.pushes.findIndex((p) =>
+            p.events.some((e) => e.type === 'call.complete' && e.index === index),
+          );
+          expect({ index, push: got }).toEqual({ index, push: want });
+        });
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('emits completion evidence exactly when the closing marker is complete', () => {
+    closes.forEach((end, index) => {
+      const fed = (n: number): StreamEvent[] =>
+        createTextParser(c.family, c.opts).push(new TextDecoder().decode(bytes.subarray(0, n)));
+      const isDone = (e: StreamEvent): boolean => e.type === 'call.complete' && e.index === index;
+      const at = fed(end);
+      expect(at.some(isDone)).toBe(true);
+      expect(fed(end - 1).some(isDone)).toBe(false);
+      expect(at.slice(at.findIndex(isDone) + 1).filter((e) => e.type === 'text.delta')).toEqual([]);
+    });
+  });
+
+  it('handles truncation at every prefix (SPEC §5.7)', () => {
+    const full = summarize(c.expected);
+    // A held possible marker (the input's last characters) flushed as text/thinking at the end.
+    const prefixOk = (s: string, ref: string, input: string): boolean => {
+      if (ref.startsWith(s)) return true;
+      for (let k = 1; k <= Math.min(48, s.length); k++) {
+        const tail = s.slice(s.length - k);
+        if (
+          '<[{`'.includes(tail.trimStart()[0] ?? '') &&
+          input.endsWith(tail) &&
+          ref.startsWith(s.slice(0, -k))
+        )
+          return true;
+      }
+      return false;
+    };
+    for (let n = 0; n <= c.stream.length; n++) {
+      const code = c.stream.charCodeAt(n - 1);
+      if (code >= 0xd800 && code <= 0xdbff) continue;
+      const input = c.stream.slice(0, n);
+      const p = createTextParser(c.family, c.opts);
+      const s = summarize([...p.push(input), ...p.end()]);
+      const ctx = `prefix of ${n} chars`;
+      expect({ ctx, thinking: prefixOk(s.thinking, full.thinking, input) }).toEqual({ ctx, thinking: true });
+      expect({ ctx, text: prefixOk(s.text, full.text, input) }).toEqual({ ctx, text: true });
+      for (const call of s.calls) {
+        const ref = full.calls[call.index];
+        expect({ ctx, known: ref !== undefined }).toEqual({ ctx, known: true });
+        if (call.name !== undefined) expect(call.name).toBe(ref.name);
+        expect({ ctx, args: ref.args.startsWith(call.args) }).toEqual({ ctx, args: true });
+        expect({ ctx, index: call.index, completes: call.completes }).toEqual({
+          ctx,
+          index: call.index,
+          completes: closes16[call.index] <= n ? 1 : 0,
+        });
+      }
+      const completed = closes16.filter((e) => e <= n).length;
+      expect({ ctx, completed: s.calls.filter((x) => x.completes > 0).length }).toEqual({ ctx, completed });
+      if (n < c.stream.length && s.calls.some((x) => x.completes === 0))
+        expect(s.warnings.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+// ---- look-alikes -----------------------------------------------------------------------------
+
+interface Lookalike {
+  name: string;
+  family: string;
+  input: string;
+  expected: StreamEvent[];
+  warnings?: string[];
+  opts?: ParserOptions;
+}
+
+const text = (t: string): StreamEvent => ({ type: 'text.delta', text: t });
+const thinking = (t: string): StreamEvent => ({ type: 'thinking.delta', text: t });
+const call = (index: number, name: string, args: string): StreamEvent[] => [
+  { type: 'call.identity', index, id: `call_${index}`, name },
+  { type: 'call.fragment', index, text: args },
+  { type: 'call.complete', index },
+];
+const verbatim = (family: string, name: string, input: string): Lookalike => ({
+  name,
+  family,
+  input,
+  expected: [text(input)],
+});
+
+const LOOKALIKES: Lookalike[] = [
+  // pythonic
+  verbatim('pythonic', 'a list of numbers at the start is text', '[1, 2, 3] are the first numbers.'),
+  verbatim('pythonic', 'a Markdown link at the start is text', '[Link](https://example.com) and more'),
+  verbatim('pythonic', 'a name then a space before "(" is text', '[see (1)] for details'),
+  verbatim('pythonic', 'a call list later in prose is text', 'Call it like [f(x=1)] please.'),
+  {
+    name: 'Python literals: True/False/None, nested dicts, tuples, escapes, bare words',
+    family: 'pythonic',
+    input: `[f(a=True, b=None, c={'k': [1, 2.5, -3e2]}, d=(1, 'x'), e='it\\'s "q" \\x41\\u00e9', g=celsius, h=1_000)]`,
+    expected: call(
+      0,
+      'f',
+      JSON.stringify({
+        a: true,
+        b: null,
+        c: { k: [1, 2.5, -300] },
+        d: [1, 'x'],
+        e: 'it\'s "q" Aé',
+        g: 'celsius',
+        h: 1000,
+      }),
+    ),
+  },
+  {
+    name: 'positional arguments end the list (warning), the text resumes',
+    family: 'pythonic',
+    input: '[f(1, 2)] done',
+    expected: [{ type: 'call.identity', index: 0, id: 'call_0', name: 'f' }, text('1, 2)] done')],
+    warnings: ['parser.malformed_call', 'parser.unclosed_call'],
+  },
+  {
+    name: 'a call without arguments; <|python_start|> not followed by a list is removed',
+    family: 'llama4',
+    input: '<|python_start|>[list_files()]<|python_end|><|python_start|>no list',
+    expected: [...call(0, 'list_files', '{}'), text('no list')],
+  },
+  // minimax-m2
+  verbatim(
+    'minimax-m2',
+    'a call inside a fenced code block is text',
+    '```xml\n<minimax:tool_call>\n<invoke name="f">\n</invoke>\n</minimax:tool_call>\n```',
+  ),
+  verbatim(
+    'minimax-m2',
+    'the section opener followed by prose is text',
+    'Use <minimax:tool_call> to call tools.',
+  ),
+  verbatim('minimax-m2', 'an invoke whose name is not a name is text', 'See <invoke name="my tool"> here.'),
+  {
+    name: 'markup inside a value stays in the value; a bare invoke is a call; values are strings without a schema',
+    family: 'minimax-m2',
+    input:
+      '<invoke name="write">\n<parameter name="code">x = "<parameter name=y>" + "</invoke>"</parameter>\n<parameter name="n">5</parameter>\n</invoke>',
+    expected: call(0, 'write', JSON.stringify({ code: 'x = "<parameter name=y>" + "</invoke>"', n: '5' })),
+  },
+  {
+    name: 'a stray section closer is removed; markup inside reasoning is reasoning',
+    family: 'minimax-m2',
+    input: '<think>maybe <invoke name="f"></invoke></think>ok</minimax:tool_call>!',
+    expected: [thinking('maybe <invoke name="f"></invoke>'), text('ok!')],
+  },
+  // seed-oss
+  verbatim('seed-oss', 'the wrapper followed by prose is text', '<seed:tool_call> wraps each call.'),
+  verbatim(
+    'seed-oss',
+    'a call in inline code is text',
+    'Write `<seed:tool_call><function=f></function></seed:tool_call>` to call.',
+  ),
+  {
+    name: 'thinking-budget notes inside reasoning stay reasoning; a bare <function=…> is a call',
+    family: 'seed-oss',
+    input:
+      '<seed:think>hm<seed:cot_budget_reflect>I have used 10 tokens</seed:cot_budget_reflect></seed:think><function=ls>\n<parameter=path>.</parameter>\n</function>',
+    expected: [
+      thinking('hm<seed:cot_budget_reflect>I have used 10 tokens</seed:cot_budget_reflect>'),
+      ...call(0, 'ls', '{"path":"."}'),
+    ],
+  },
+  // granite
+  verbatim(
+    'granite',
+    'a call in a fenced code block is text',
+    '```\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```',
+  ),
+  verbatim('granite', '<tool_call> followed by prose is text', 'The <tool_call> tag wraps a call.'),
+  {
+    name: '<|tool_call|> before <tool_call> (the 4.x template) is removed; a stray </tool_call> is removed',
+    family: 'granite',
+    input: '<|tool_call|><tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call></tool_call>',
+    expected: call(0, 'f', '{"a": 1}'),
+  },
+  {
+    name: '<|tool_call|> followed by prose is removed',
+    family: 'granite',
+    input: 'A<|tool_call|> B',
+    expected: [text('A B')],
+  },
+  // xlam
+  verbatim('xlam', 'an array whose first key is not "name" is text', '[{"id": 3, "name": "x"}]'),
+  verbatim('xlam', 'a JSON list later in prose is text', 'Here: [{"name": "f", "arguments": {}}]'),
+  verbatim('xlam', 'a fence that is not a call list is text', '```json\n{"name": "f"}\n```'),
+  verbatim('xlam', 'prose is text', 'I cannot help with that.'),
+  {
+    name: '[TOOL_CALLS] with an array; a malformed element ends the list',
+    family: 'xlam',
+    input: 'ok[TOOL_CALLS][{"name": "f", "arguments": {}}, 7] tail',
+    expected: [text('ok'), ...call(0, 'f', '{}'), text('7] tail')],
+    warnings: ['parser.malformed_call'],
+  },
+  // hunyuan
+  verbatim(
+    'hunyuan',
+    'a call in a fenced block is text',
+    '~~~\n<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>\n~~~',
+  ),
+  verbatim('hunyuan', '<tool_calls> followed by prose is text', 'The <tool_calls> block is empty.'),
+  {
+    name: 'a missing </tool_calls> after the array: calls complete, warning, text resumes',
+    family: 'hunyuan',
+    input: '<tool_calls>[{"name": "f", "arguments": {}}] then',
+    expected: [...call(0, 'f', '{}'), text(' then')],
+    warnings: ['parser.unclosed_section'],
+  },
+  // ernie45
+  verbatim('ernie45', 'an array after <tool_call> is text', '<tool_call>[{"name": "f"}]</tool_call'),
+  {
+    name: 'without startInReasoning the text before a stray </think> stays text',
+    family: 'ernie45',
+    input: 'abc\n</think>\n\n<response>\ndef\n</response>',
+    expected: [text('abc\n\n\n\ndef\n')],
+  },
+  {
+    name: '"</tool_call>" inside a JSON string stays in the argument',
+    family: 'ernie45',
+    input: '<tool_call>{"name": "echo", "arguments": {"s": "a</tool_call>b"}}</tool_call>',
+    expected: call(0, 'echo', '{"s": "a</tool_call>b"}'),
+  },
+  // longcat
+  verbatim(
+    'longcat',
+    'Hermes tags are text for LongCat',
+    '<tool_call>{"name": "f", "arguments": {}}</tool_call>',
+  ),
+  verbatim('longcat', 'the opener followed by prose is text', '<longcat_tool_call> is the tag.'),
+  {
+    name: 'a body that is not a call object is skipped to the closer',
+    family: 'longcat',
+    input: 'a<longcat_tool_call>{"nm" 1}</longcat_tool_call>b',
+    expected: [text('ab')],
+    warnings: ['parser.malformed_call'],
+  },
+];
+
+describe.each(LOOKALIKES.map((c) => [`${c.family}: ${c.name}`, c] as const))('%s', (_n, c) => {
+  it('whole and at every byte split', () => {
+    const bytes = utf8(c.input);
+    const want = mergeEvents(c.expected);
+    for (let cut = 0; cut < bytes.length; cut++) {
+      const evs = runBytesAt(c.family, bytes, cut === 0 ? [] : [cut], c.opts).events;
+      const got = mergeEvents(evs.filter((e) => e.type !== 'warning'));
+      if (show(got) !== show(want)) expect({ cut, got }).toEqual({ cut, got: want });
+      const warnings = evs.flatMap((e) => (e.type === 'warning' ? [e.code] : []));
+      expect({ cut, warnings }).toEqual({ cut, warnings: c.warnings ?? [] });
+    }
+  });
+});
+
+// ---- published outputs ---------------------------------------------------------------------------
+
+describe.each(CORPUS_A.map((e, i) => [`${e.family} #${i}: ${e.source.slice(0, 60)}`, e] as const))(
+  '%s',
+  (_n, e) => {
+    it('parses to the published calls at every byte split', () => {
+      expect(resolveFamily(e.family)).toBeDefined();
+      const bytes = utf8(e.input);
+      for (let cut = 0; cut < bytes.length; cut++) {
+        const evs = runBytesAt(e.family, bytes, cut === 0 ? [] : [cut], e.opts).events;
+        const s = summarize(evs);
+        const got = {
+          cut,
+          text: s.text.trim(),
+          thinking: s.thinking.trim(),
+          calls: s.calls.map((x) => ({
+            name: x.name,
+            args: JSON.parse(x.args) as unknown,
+            completes: x.completes,
+          })),
+          warnings: s.warnings,
+        };
+        expect(got).toEqual({
+          cut,
+          text: e.text ?? '',
+          thinking: e.thinking ?? '',
+          calls: e.calls.map((x) => ({ ...x, completes: 1 })),
+          warnings: [],
+        });
+      }
+    });
+  },
+);
