@@ -1,6 +1,6 @@
 import mitt, { type Emitter } from 'mitt';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
-import type { CallResult, Classification, RunToolFn } from '../calls';
+import type { CallResult, Classification, RunToolFn, RunToolInput } from '../calls';
 import {
   type AbortMode,
   type TurnActorRef,
@@ -119,6 +119,9 @@ export interface TurnSummary {
 
 export type { RunToolFn };
 
+/** Wraps every tool run of a turn (the journal's write-ahead `started` record, src/journal). */
+export type RunHook = (call: RunToolInput, signal: AbortSignal, run: RunToolFn) => Promise<CallResult>;
+
 export interface ControllerOptions {
   mode?: 'gateway' | 'execute';
   /** The wire format being fed: decides whether completion may be inferred (see `completionFor`). */
@@ -135,6 +138,11 @@ export interface ControllerOptions {
   runTool?: RunToolFn;
   clock?: Clock;
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Call ids already used in the conversation this turn continues. A call whose id repeats one
+   * of them (or another call's id in this attempt) is renamed (see `uniqueCallId`).
+   */
+  knownCallIds?: Iterable<string>;
   /** Resource limits per attempt (src/engine/limits.ts, docs/limits.md); unset fields keep their defaults. */
   limits?: Partial<TurnLimits>;
 }
@@ -194,6 +202,9 @@ export class TurnController {
   private readonly allTimings: CallTiming[] = [];
   private resolveDone!: (s: TurnSummary) => void;
   private finished = false;
+  /** Ids of earlier turns (`knownCallIds`) and ids given out in the current attempt. */
+  private readonly knownIds: ReadonlySet<string>;
+  private attemptIds = new Set<string>();
   private readonly limits: TurnLimits;
   /** Argument + text + thinking chars held by the current attempt (maxTotalChars). */
   private heldChars = 0;
@@ -203,6 +214,7 @@ export class TurnController {
     this.mode = opts.mode ?? 'gateway';
     this.completion = completionFor(opts.format, opts.completion);
     this.clock = opts.clock ?? realClock();
+    this.knownIds = new Set(opts.knownCallIds ?? []);
     this.limits = resolveLimits(opts.limits);
     this.done = new Promise((r) => (this.resolveDone = r));
     const settings: TurnSettings = {
@@ -214,7 +226,7 @@ export class TurnController {
       maxConcurrent: opts.maxConcurrent ?? 10,
       onAbort: opts.onAbort ?? 'commit',
       classify: opts.classify ?? DEFAULT_CLASSIFY,
-      runTool: opts.runTool,
+      runTool: opts.runTool && ((call, signal) => (this.runHook ? this.runHook(call, signal, opts.runTool!) : opts.runTool!(call, signal))),
     };
     this.actor = createActor(turnMachine, {
       input: { settings },
@@ -374,9 +386,29 @@ export class TurnController {
     const newId = id && !s.id ? id : undefined;
     const newName = name && !s.name ? name : undefined;
     if (!newId && !newName) return;
-    if (newId) s.id = s.timing.id = newId;
+    if (newId) s.id = s.timing.id = this.uniqueCallId(newId, index);
     if (newName) s.name = s.timing.name = newName;
-    this.actor.send({ type: 'call.identity', index, id: newId, name: newName });
+    this.actor.send({ type: 'call.identity', index, id: newId && s.id, name: newName });
+  }
+
+  /**
+   * Call ids are unique within a turn and against `knownCallIds` (SPEC §10): a repeated id gets
+   * the first free deterministic suffix `_2`, `_3`, … (so `call_dup`, `call_dup_2`) and a
+   * `duplicate_call_id` warning. Done at identity time, so the gateway's output, the history and
+   * the tool runner all see the one unique id; a call never runs twice under one id.
+   */
+  private uniqueCallId(id: string, index: number): string {
+    const taken = (x: string) => this.attemptIds.has(x) || this.knownIds.has(x);
+    let unique = id;
+    if (taken(id)) {
+      let n = 2;
+      while (taken(`${id}_${n}`)) n++;
+      unique = `${id}_${n}`;
+      const where = this.attemptIds.has(id) ? 'by an earlier call of this turn' : 'in the conversation history';
+      this.warn('duplicate_call_id', `call ${index}: id ${id} is already used ${where}; renamed to ${unique}`, index);
+    }
+    this.attemptIds.add(unique);
+    return unique;
   }
 
   private onFragment(index: number, text: string): void {
@@ -580,6 +612,7 @@ export class TurnController {
 
   private resetAttempt(): void {
     this.slots = new Map();
+    this.attemptIds = new Set();
     this.seenIdx = new CallIndexSet();
     this.opened = 0;
     this.frontier = 0;
@@ -702,7 +735,7 @@ export class TurnController {
     this.maybeFinishOutput();
   }
 
-  /** The smallest seen index above `index` (or `opened` when none). */
+  /** The smallest seen index above `index` (or `opened` when none): the turn's index set. */
   private nextSeenIndex(index: number): number {
     return this.seenIdx.next(index + 1) ?? this.opened;
   }
@@ -763,6 +796,13 @@ export class TurnController {
     if (this.finished) return;
     this.trace({ t: this.clock.now(), kind: 'denied', attempt: this.attempt, index });
     this.actor.send({ type: 'approval.denied', index, reason });
+  }
+
+  private runHook?: RunHook;
+
+  /** Wrap every tool run from now on (one hook; src/journal's TurnJournal.attach sets it). */
+  setRunHook(hook: RunHook | undefined): void {
+    this.runHook = hook;
   }
 
   get currentAttempt(): number {

@@ -7,6 +7,7 @@ import type { HistoryMessage } from '../history/types';
 import { createAdapter, createStreamReader } from '../wire';
 import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
 import { type Clock, realClock } from './clock';
+import { openStream, type StreamInput, type StreamItem } from './streamSource';
 import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnSummary, TurnController } from './controller';
 import { LIMIT_ERROR_TYPE, SluiceLimitError, type TurnLimits } from './limits';
 
@@ -35,11 +36,15 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 600_000;
  * discarded attempt's tools are aborted and nothing of it reaches the returned messages.
  */
 
-export type StreamItem = unknown;
-export type StreamSource = AsyncIterable<StreamItem> | Iterable<StreamItem>;
+export type { StreamItem } from './streamSource';
+/** An attempt's stream: SDK iterables, arrays, a fetch Response, a ReadableStream, a Node Readable (docs/embedding.md). */
+export type StreamSource = StreamInput;
 
 export interface TurnPolicy {
-  /** 'safe' (default): read-only tools start mid-stream. 'none': classic post-stream. 'all': see SPEC §6.4. */
+  /**
+   * 'safe': read-only tools start mid-stream. 'none': classic post-stream. 'all': see SPEC §6.4.
+   * Default 'safe', or 'none' when SLUICE_STREAMING_DISPATCH=0; an explicit value always wins.
+   */
   earlyStart?: EarlyStart;
   maxConcurrent?: number;
   onAbort?: 'commit' | 'drop';
@@ -82,6 +87,18 @@ export interface RunTurnOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   clock?: Clock;
   /**
+   * Replaces the classification of a ready call (safe / needs approval / problem). `defaults` is
+   * what sluice decided from the tools (kinds, `isConcurrencySafe`, `needsApproval`, schema
+   * problems): return it changed, or your own answer. A throw counts as unsafe + needs approval.
+   */
+  classify?: (name: string, input: Record<string, unknown>, defaults: Classification) => Classification;
+  /** The conversation so far (neutral history): its call ids are known, a repeat is renamed. */
+  history?: readonly HistoryMessage[];
+  /** Call ids already used in the conversation (when you keep the history in a provider shape). */
+  knownCallIds?: Iterable<string>;
+  /** Journal the turn (crash-safe resume: src/journal, `createTurnJournal`, docs/durability.md). */
+  journal?: { attach(controller: TurnController): void; flush(): Promise<void> };
+  /**
    * Resource limits per attempt (docs/limits.md). Hitting one ends the turn: `runTurn` rejects
    * with a `TurnLimitError` (a `SluiceLimitError` naming the limit; its `summary` is the failed turn).
    */
@@ -116,6 +133,27 @@ export function classifierFor(registry: ToolRegistry, structuredOutputTool = 'st
 
 /** What a raced await returns when the turn was aborted or finished meanwhile. */
 const STOPPED: unique symbol = Symbol('stopped');
+
+function withUserClassify(
+  base: (name: string, input: Record<string, unknown>) => Classification,
+  user: RunTurnOptions['classify'],
+): (name: string, input: Record<string, unknown>) => Classification {
+  if (!user) return base;
+  return (name, input) => {
+    const defaults = base(name, input);
+    try {
+      return user(name, input, defaults);
+    } catch {
+      return { ...defaults, safe: false, needsApproval: !defaults.problem };
+    }
+  };
+}
+
+function knownIds(opts: RunTurnOptions): string[] {
+  const ids = [...(opts.knownCallIds ?? [])];
+  for (const m of opts.history ?? []) if (m.role === 'assistant') for (const c of m.calls) ids.push(c.id);
+  return ids;
+}
 
 class StreamFailure extends Error {
   constructor(
@@ -157,13 +195,15 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
     singleTool: policy.singleTool,
     maxAttempts: policy.maxAttempts ?? 3,
     retryBaseMs: policy.retryBaseMs ?? 500,
-    earlyStart: streamingDispatchDisabled() ? 'none' : (policy.earlyStart ?? 'safe'),
+    earlyStart: policy.earlyStart ?? (streamingDispatchDisabled() ? 'none' : 'safe'),
     maxConcurrent: policy.maxConcurrent ?? 10,
     onAbort: policy.onAbort ?? 'commit',
-    classify: classifierFor(registry, policy.structuredOutputTool),
+    classify: withUserClassify(classifierFor(registry, policy.structuredOutputTool), opts.classify),
+    knownCallIds: knownIds(opts),
     runTool: (call, signal) => runTool(withTimeout(registry.get(call.name)), call.input, { signal, callId: call.callId, name: call.name }),
     limits: opts.limits,
   });
+  opts.journal?.attach(controller);
   for (const [name, fn] of Object.entries(opts.on ?? {})) {
     controller.events.on(name as keyof ControllerEvents, fn as (e: unknown) => void);
   }
@@ -214,6 +254,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
       if (next === 'done') break;
     }
     const summary = await controller.done;
+    await opts.journal?.flush();
     if (summary.outcome === 'failed' && summary.limit !== undefined && summary.error?.type === LIMIT_ERROR_TYPE) {
       throw new TurnLimitError(summary);
     }
@@ -255,10 +296,7 @@ async function consumeAttempt(
   try {
     const source = typeof opts.stream === 'function' ? await Promise.race([opts.stream(attempt), stopped]) : opts.stream;
     if (source === STOPPED) return;
-    iterator =
-      Symbol.asyncIterator in (source as object)
-        ? (source as AsyncIterable<StreamItem>)[Symbol.asyncIterator]()
-        : (source as Iterable<StreamItem>)[Symbol.iterator]();
+    iterator = await openStream(source);
     arm();
     while (controller.currentAttempt === attempt && controller.attemptOpen) {
       const step = await Promise.race([Promise.resolve(iterator.next()), idle, stopped]);

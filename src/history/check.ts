@@ -5,6 +5,10 @@
  * - `checkTrace(trace)` — I4–I6 on a turn trace (src/history/trace.ts), which records when
  *   things happened; a history alone cannot show them.
  *
+ * A call id used again by a later assistant message is a warning (providers match a result to the
+ * call in the message right before it, so it breaks no invariant, but an id should name one
+ * call: runTurn renames repeats, see `knownCallIds`); twice in one message it is an I1 violation.
+ *
  * Both never throw: malformed input produces warnings (and, where it breaks an invariant,
  * violations). Messages name ids, names and positions only, never arguments or results.
  */
@@ -61,6 +65,7 @@ export function checkHistory(messages: readonly unknown[], opts: CheckHistoryOpt
       : messages
     : [];
   if (!Array.isArray(messages)) warnings.push('history is not an array');
+  const earlier = new Map<string, number>(); // call id → message that first used it
 
   list.forEach((m, i) => {
     const role = roleOf(m);
@@ -89,8 +94,10 @@ export function checkHistory(messages: readonly unknown[], opts: CheckHistoryOpt
     const seen = new Set<string>();
     for (const c of calls) {
       if (seen.has(c.id)) violations.push({ invariant: 'I1', at: i, callId: c.id, message: `message ${i}: call id ${c.id} appears twice` });
+      else if (earlier.has(c.id)) warnings.push(`message ${i}: call id ${c.id} was already used in message ${earlier.get(c.id)}`);
       seen.add(c.id);
     }
+    for (const id of seen) if (!earlier.has(id)) earlier.set(id, i);
     const next = list[i + 1];
     if (roleOf(next) !== 'tool') {
       if (i === list.length - 1 && opts.allowPendingCalls) return;

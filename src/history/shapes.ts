@@ -195,6 +195,7 @@ function blockText(content: unknown): string {
 // OpenAI Chat Completions
 
 export type OpenAIChatMessage =
+  | { role: 'system' | 'developer'; content: string }
   | { role: 'user'; content: string }
   | {
       role: 'assistant';
@@ -204,8 +205,19 @@ export type OpenAIChatMessage =
     }
   | { role: 'tool'; tool_call_id: string; content: string };
 
-export function toOpenAIChatMessages(history: readonly HistoryMessage[], opts: ExportOptions = {}): OpenAIChatMessage[] {
+export interface OpenAIChatExportOptions extends ExportOptions {
+  /**
+   * The system prompt, sent as the first message (neutral history keeps no system prompt: it is
+   * request configuration, as Anthropic's top-level `system` and Gemini's `systemInstruction`).
+   */
+  system?: string;
+  /** Role of that first message: 'system' (default) or 'developer' (OpenAI reasoning models). */
+  systemRole?: 'system' | 'developer';
+}
+
+export function toOpenAIChatMessages(history: readonly HistoryMessage[], opts: OpenAIChatExportOptions = {}): OpenAIChatMessage[] {
   const out: OpenAIChatMessage[] = [];
+  if (opts.system !== undefined) out.push({ role: opts.systemRole ?? 'system', content: opts.system });
   for (const m of history) {
     if (m.role === 'user') out.push({ role: 'user', content: m.content });
     else if (m.role === 'tool') for (const r of m.results) out.push({ role: 'tool', tool_call_id: r.callId, content: r.content });
@@ -455,7 +467,7 @@ export function toProviderHistory(format: HistoryFormat, history: readonly Histo
     case 'anthropic':
       return toAnthropicMessages(history, opts);
     case 'openai-chat':
-      return toOpenAIChatMessages(history, opts);
+      return toOpenAIChatMessages(history, opts as OpenAIChatExportOptions);
     case 'openai-responses':
       return toOpenAIResponsesInput(history);
     case 'gemini':

@@ -190,3 +190,29 @@ describe('checkTrace', () => {
     expect(() => checkTrace('x' as never)).not.toThrow();
   });
 });
+
+describe('checkHistory: duplicate call ids (issue 10)', () => {
+  test('one id twice in one assistant message, each with a result: reported (I1)', () => {
+    const dup: HistoryMessage[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: '', calls: [call('call_dup'), call('call_dup')] },
+      { role: 'tool', results: [res('call_dup'), res('call_dup')] },
+    ];
+    const r = checkHistory(dup);
+    expect(r.ok).toBe(false);
+    expect(r.violations).toContainEqual({ invariant: 'I1', at: 1, callId: 'call_dup', message: 'message 1: call id call_dup appears twice' });
+    expect(r.violations.map((v) => v.message)).toContain('message 1: call call_dup (read) has 2 results in message 2');
+  });
+
+  test('an id reused by a later turn: a warning, no violation; the same history in the OpenAI chat shape too', () => {
+    const reused: HistoryMessage[] = [
+      { role: 'assistant', content: '', calls: [call('functions.read:0')] },
+      { role: 'tool', results: [res('functions.read:0')] },
+      { role: 'assistant', content: '', calls: [call('functions.read:0')] },
+      { role: 'tool', results: [res('functions.read:0')] },
+    ];
+    const r = checkHistory(reused);
+    expect(r).toEqual({ ok: true, violations: [], warnings: ['message 2: call id functions.read:0 was already used in message 0'] });
+    expect(checkHistory(valid).warnings).toEqual([]);
+  });
+});

@@ -115,7 +115,8 @@ describe('repairHistory properties', () => {
         const r = repairHistory(h);
         const check = checkHistory(r.messages);
         expect(check.violations).toEqual([]);
-        expect(check.warnings).toEqual([]);
+        // An id reused by a later turn is only a warning, and repair keeps ids as the provider saw them.
+        expect(check.warnings.filter((w) => !/ was already used in message /.test(w))).toEqual([]);
       }),
       { numRuns: 500 },
     );

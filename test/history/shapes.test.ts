@@ -314,3 +314,14 @@ describe('checkHistory on provider shapes', () => {
     expect(r.warnings.join()).toMatch(/matches no call/);
   });
 });
+
+describe('OpenAI chat: system role (issue 10)', () => {
+  test('toOpenAIChatMessages puts the system prompt first; the importer skips it again', () => {
+    const out = toOpenAIChatMessages(neutral, { system: 'You are terse.' });
+    expect(out[0]).toEqual({ role: 'system', content: 'You are terse.' });
+    expect(out.slice(1)).toEqual(toOpenAIChatMessages(neutral));
+    expect(toOpenAIChatMessages([], { system: 'x', systemRole: 'developer' })).toEqual([{ role: 'developer', content: 'x' }]);
+    expect(fromOpenAIChatMessages(out)).toEqual(fromOpenAIChatMessages(out.slice(1)));
+    expect(checkHistory(out, { format: 'openai-chat' }).ok).toBe(true);
+  });
+});
