@@ -17,6 +17,7 @@ import { CommandR7bParser } from './commandr7b';
 import { FunctionaryV31Parser, FunctionaryV32Parser } from './functionary';
 import { GigaChat3Parser } from './gigachat3';
 import { InternLm2Parser } from './internlm2';
+import { KimiK3Parser } from './kimik3';
 import { FunctoolsParser } from './phi4mini';
 // Issue 12, batch A families.
 import { ErnieParser } from './ernie';
@@ -174,6 +175,13 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['functionaryv32', 'functionary-v32', 'functionary_v3_2', 'functionary'],
     description: 'Functionary v3.2: >>>NAME\n{json} / >>>all\ntext',
     create: (o) => new FunctionaryV32Parser(o),
+  },
+  {
+    name: 'kimi-k3',
+    aliases: ['kimik3', 'kimi_k3', 'kimi-k3-xtml'],
+    description:
+      'Kimi K3 XTML: <|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>…<|close|>call<|sep|>; think channel',
+    create: (o) => new KimiK3Parser(o),
   },
   // ---- issue 12, batch A -------------------------------------------------------------------
   {

@@ -155,6 +155,34 @@ export const CASES_B: CaseB[] = [
   },
 ];
 
+const K3_ARG = (key: string, type: string, v: string): string =>
+  `<|open|>argument key="${key}" type="${type}"<|sep|>${v}<|close|>argument<|sep|>`;
+
+CASES_B.push({
+  title: 'kimi-k3 (XTML)',
+  family: 'kimi-k3',
+  opts: { startInReasoning: true },
+  stream:
+    `${R}<|close|>think<|sep|><|open|>response<|sep|>${T1}<|close|>response<|sep|><|open|>tools<|sep|>` +
+    `<|open|>call tool="read_file" index="1"<|sep|>${K3_ARG('path', 'string', 'docs/日本語.md')}${K3_ARG('note', 'string', NOTE)}<|close|>call<|sep|>` +
+    `<|open|>call tool="get_weather" index="2"<|sep|>${K3_ARG('city', 'string', 'Tokyo')}${K3_ARG('days', 'number', '3')}<|close|>call<|sep|>` +
+    `<|close|>tools<|sep|>${T2}<|close|>message<|sep|><|end_of_msg|>`,
+  expected: std(true),
+  closeAt: ['<|close|>call<|sep|>', '<|close|>call<|sep|>'],
+  markers: ['<|', '|>', 'argument', 'call tool'],
+  openers: [
+    '<|open|>call',
+    '<|close|>think<|sep|>',
+    '<|open|>response<|sep|>',
+    '<|close|>response<|sep|>',
+    '<|open|>tools<|sep|>',
+    '<|close|>tools<|sep|>',
+    '<|close|>message<|sep|>',
+    '<|end_of_msg|>',
+    '<|close|>call<|sep|>',
+  ],
+});
+
 export interface RealCase {
   title: string;
   family: string;
@@ -278,6 +306,25 @@ export const REAL_B: RealCase[] = [
       'Сейчас проверю погоду.<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Москва"}}<|message_sep|>\n\n',
     text: 'Сейчас проверю погоду.\n\n',
     calls: [{ name: 'get_weather', args: { city: 'Москва' } }],
+  },
+  {
+    title: 'Kimi K3 tool call with typed arguments (chat template rendering)',
+    family: 'kimi-k3',
+    source:
+      'ggml-org/llama.cpp models/templates/Kimi-K3.jinja, render_assistant: open_tag(call, tool, index), ' +
+      'open_tag(argument, key, type) + xtml_value + close_tag(argument)',
+    opts: { startInReasoning: true },
+    stream:
+      'The user wants the weather.<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|>' +
+      '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>' +
+      '<|open|>argument key="city" type="string"<|sep|>Tokyo<|close|>argument<|sep|>' +
+      '<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|>' +
+      '<|open|>argument key="metric" type="boolean"<|sep|>true<|close|>argument<|sep|>' +
+      '<|open|>argument key="hours" type="array"<|sep|>[9, 12]<|close|>argument<|sep|>' +
+      '<|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>',
+    thinking: 'The user wants the weather.',
+    text: '',
+    calls: [{ name: 'get_weather', args: { city: 'Tokyo', days: 3, metric: true, hours: [9, 12] } }],
   },
 ];
 
@@ -462,6 +509,36 @@ export const LOOKALIKES_B: LookalikeB[] = [
   },
 
   // ---- functionary v3.2 -------------------------------------------------------------------------
+  // ---- kimi-k3 ----------------------------------------------------------------------------------
+  {
+    name: 'a json block is the whole argument object',
+    family: 'kimi-k3',
+    input:
+      '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>json type="object"<|sep|>{"a": [1, "x"]}<|close|>json<|sep|><|close|>call<|sep|>ok',
+    expected: [...call(0, 'f', '{"a": [1, "x"]}'), text('ok')],
+  },
+  {
+    name: 'attribute values unescape &quot; and &amp;; a string value keeps its markup-like text',
+    family: 'kimi-k3',
+    input:
+      '<|open|>call tool="f" index="1"<|sep|><|open|>argument key="a&amp;b" type="string"<|sep|><b>"x"</b><|close|>argument<|sep|><|close|>call<|sep|>',
+    expected: call(0, 'f', JSON.stringify({ 'a&b': '<b>"x"</b>' })),
+  },
+  {
+    name: 'a call header without a tool name is skipped',
+    family: 'kimi-k3',
+    input:
+      'a<|open|>call index="1"<|sep|><|open|>argument key="x" type="string"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|>b',
+    expected: [text('ab')],
+    warnings: ['parser.malformed_call'],
+  },
+  {
+    name: 'without startInReasoning a stray think closer is removed',
+    family: 'kimi-k3',
+    input: 'tail<|close|>think<|sep|><|open|>response<|sep|>Hi<|close|>response<|sep|>',
+    expected: [text('tailHi')],
+  },
+
   verbatim('functionary-v3.2', 'a first line that is prose is text', 'Hello there, how can I help?'),
   verbatim('functionary-v3.2', 'a REPL prompt ">>> x" is text', 'Try this:\n>>> print(1)\n1'),
   verbatim('functionary-v3.2', 'a first-line word not followed by { is text', 'Hello\nworld'),

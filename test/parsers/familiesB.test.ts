@@ -58,6 +58,7 @@ describe('batch B registry', () => {
       'gigachat3',
       'functionary-v3.1',
       'functionary-v3.2',
+      'kimi-k3',
     ])
       expect(names).toContain(f);
     expect(resolveFamily('Phi-4-mini-instruct')).toBe('phi-4-mini');
