@@ -24,6 +24,12 @@ import { HEAD, SECTION, SectionParser } from './core/section';
 import type { ParserOptions } from './types';
 
 const SECTION_OPEN = '<｜tool▁calls▁begin｜>';
+/**
+ * Other spellings of the section opener that DeepSeek R1 (and its distills) write; llama.cpp's
+ * DeepSeek R1 handler accepts the same set (its `tool_calls_begin` pattern).
+ */
+const SECTION_OPEN_ALT = ['<｜tool_calls_begin｜>', '<｜tool calls begin｜>', '<｜tool\\_calls\\_begin｜>', '<｜tool▁calls｜>'];
+const SECTION_OPENS = [SECTION_OPEN, ...SECTION_OPEN_ALT];
 const SECTION_CLOSE = '<｜tool▁calls▁end｜>';
 const CALL_OPEN = '<｜tool▁call▁begin｜>';
 const CALL_CLOSE = '<｜tool▁call▁end｜>';
@@ -51,11 +57,13 @@ export class DeepSeekParser extends SectionParser {
       {
         family: variant === 'v3' ? 'deepseek-v3' : 'deepseek-v3.1',
         reasoning: THINK_TAGS,
-        openers: [SECTION_OPEN, CALL_OPEN],
+        openers: [...SECTION_OPENS, CALL_OPEN],
         strip: [SECTION_CLOSE, CALL_CLOSE, SEP, EOS],
         plainText: false,
+        // The call section ends a reasoning block the model left open (V3.1 thinking).
+        reasoningEnders: [...SECTION_OPENS, CALL_OPEN],
       },
-      { sectionOpen: SECTION_OPEN, sectionClose: SECTION_CLOSE, callOpen: CALL_OPEN },
+      { sectionOpen: SECTION_OPENS, sectionClose: SECTION_CLOSE, callOpen: CALL_OPEN },
       opts,
     );
     this.v31 = variant === 'v3.1';

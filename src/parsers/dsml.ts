@@ -113,7 +113,7 @@ export class DsmlParser extends ParamCallParser {
         const r = this.readUntil(gtSet, HDR_CAP);
         if (r === null) return false;
         if (r === undefined) {
-          this.startCall('', 'all');
+          this.startCall('', 'none');
           this.warn('parser.malformed_call', 'invoke tag without ">"; skipped to </｜DSML｜invoke>');
           this.mode = JSON_BODY;
           this.params = null;
@@ -122,7 +122,7 @@ export class DsmlParser extends ParamCallParser {
           return true;
         }
         this.name = attr(r.content, 'name') ?? '';
-        this.startCall(this.name, 'all');
+        this.startCall(this.name, 'none');
         if (!this.name) this.warn('parser.malformed_call', 'invoke without a name');
         this.mode = BODY_START;
         return true;

@@ -69,6 +69,7 @@ const C_VALUE = 3;
 const C_STRING = 4;
 const C_BARE = 5;
 const C_DONE = 6;
+const C_QKEY = 7; // a key between delimiters (`{<|"|>3<|"|>:…}`)
 
 const R_DONE = 1;
 const R_MORE = 2; // needs more input (a delimiter may be cut)
@@ -80,6 +81,7 @@ export class GemmaArgs {
   private readonly stack: number[] = [0]; // 0 object, 1 array
   private readonly counts: number[] = [0];
   private acc = '';
+  private quotedKey = false; // the key in `acc` was delimited: kept exactly, text after it ignored
   result = 0;
 
   constructor(
@@ -130,11 +132,33 @@ export class GemmaArgs {
         if (stopAt < end) this.result = R_MORE;
         return stopAt;
       }
+      if (st === C_QKEY) {
+        // A quoted key: read up to the closing delimiter (a cut delimiter waits for more input).
+        const at = buf.indexOf(d, i);
+        if (at >= 0 && at < end) {
+          this.acc += buf.slice(i, at);
+          i = at + d.length;
+          this.quotedKey = true;
+          this.state = C_KEYREAD;
+          continue;
+        }
+        let stopAt = end;
+        for (let s = Math.max(i, end - d.length + 1); s < end; s++) {
+          if (d.startsWith(buf.slice(s, end))) {
+            stopAt = s;
+            break;
+          }
+        }
+        this.acc += buf.slice(i, stopAt);
+        if (stopAt < end) this.result = R_MORE;
+        return stopAt;
+      }
       const c = buf.charCodeAt(i);
       if (st === C_KEYREAD) {
         if (c === 58 /* : */) {
-          const key = this.acc.trim();
+          const key = this.quotedKey ? this.acc : this.acc.trim();
           this.acc = '';
+          this.quotedKey = false;
           this.emit((this.counts[this.counts.length - 1]++ > 0 ? ',' : '') + JSON.stringify(key) + ':');
           this.state = C_VALUE;
           i++;
@@ -143,10 +167,11 @@ export class GemmaArgs {
         if (c === 125 /* } */ || (c === 60 && i !== noStopAt)) {
           // A key without a value: drop it.
           this.acc = '';
+          this.quotedKey = false;
           this.state = C_KEY;
           continue;
         }
-        this.acc += buf[i];
+        if (!this.quotedKey) this.acc += buf[i];
         i++;
         continue;
       }
@@ -174,6 +199,19 @@ export class GemmaArgs {
           }
           this.emit('"');
           this.state = C_STRING;
+          i += d.length;
+          continue;
+        }
+      }
+      if (c === 60 /* < */ && st === C_KEY) {
+        const avail = end - i;
+        if (avail >= d.length ? buf.startsWith(d, i) : d.startsWith(buf.slice(i, end))) {
+          if (avail < d.length) {
+            this.result = R_MORE;
+            return i;
+          }
+          this.acc = '';
+          this.state = C_QKEY;
           i += d.length;
           continue;
         }

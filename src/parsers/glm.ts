@@ -36,6 +36,8 @@ const PRE_VALUE = 13;
 const VALUE = 14;
 
 const NAME_CAP = 256;
+/** GLM repairs: Python literals and backslash-escaped JSON in non-string values (docs/parsers.md). */
+const GLM_TYPING = { python: true, unescape: true } as const;
 const NAME_RE = /^[A-Za-z0-9_.:/-]+$/;
 
 const bodySet = new MarkerSet([KEY, CLOSE]);
@@ -74,7 +76,7 @@ export class GlmParser extends ParamCallParser {
         const name = this.readName(this.name);
         if (typeof name === 'boolean') return name;
         this.confirmMarkup();
-        this.startCall(name, 'all');
+        this.startCall(name, 'none', GLM_TYPING);
         this.mode = BODY;
         return true;
       }

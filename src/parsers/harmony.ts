@@ -19,7 +19,7 @@
  */
 import { BaseParser } from './core/base';
 import { CallSlot } from './core/emitter';
-import { LeadingWs, MarkerSet } from './core/markers';
+import { isWs, LeadingWs, MarkerSet } from './core/markers';
 import type { ParserOptions } from './types';
 
 const MESSAGE = '<|message|>';
@@ -30,7 +30,10 @@ const HEADER = 10;
 const BODY_TEXT = 11;
 const BODY_THINK = 12;
 const BODY_CALL = 13;
+/** The start of the output, where the role header's recipient may come first (` to=functions.N<|channel|>…`). */
+const START = 14;
 const HEADER_CAP = 1024;
+const RECIPIENT = 'to=';
 
 const headerSet = new MarkerSet([MESSAGE]);
 const bodySet = new MarkerSet([...ENDS, ...RESTARTS]);
@@ -55,7 +58,7 @@ export class HarmonyParser extends BaseParser {
 
   constructor(opts: ParserOptions = {}) {
     super({ family: 'gpt-oss', openers: [], plainText: false }, opts);
-    this.mode = HEADER;
+    this.mode = START;
   }
 
   override get reasoningInText(): boolean {
@@ -66,6 +69,20 @@ export class HarmonyParser extends BaseParser {
 
   protected override stepFamily(): boolean {
     switch (this.mode) {
+      case START: {
+        // The prompt may end with `<|start|>assistant`: the model then writes the rest of the role
+        // header first, e.g. ` to=functions.get_weather<|channel|>commentary json<|message|>`.
+        let j = this.pos;
+        while (j < this.buf.length && isWs(this.buf.charCodeAt(j))) j++;
+        if (j >= this.buf.length) return false;
+        const t = MarkerSet.startsAt(this.buf, j, RECIPIENT);
+        if (t === 'maybe') return false;
+        if (t === 'no') {
+          this.mode = HEADER;
+          return true;
+        }
+        return this.readHeader();
+      }
       case HEADER: {
         if (this.atEnd) return false;
         const s = this.take('<|');
@@ -75,28 +92,7 @@ export class HarmonyParser extends BaseParser {
           return true;
         }
         this.pos -= 2;
-        const r = this.readUntil(headerSet, HEADER_CAP);
-        if (r === null) return false;
-        if (r === undefined) {
-          this.warn('parser.malformed_header', 'harmony header without <|message|>; read as text');
-          this.mode = BODY_TEXT;
-          return true;
-        }
-        const h = parseHarmonyHeader(r.content);
-        if (h.recipient !== undefined) {
-          const name = h.recipient.startsWith('functions.')
-            ? h.recipient.slice('functions.'.length)
-            : h.recipient;
-          const call = new CallSlot(this.em);
-          this.call = call;
-          if (name) call.identity(name);
-          this.leading.reset();
-          this.mode = BODY_CALL;
-        } else if (h.channel === 'analysis') {
-          this.sawReasoning = true;
-          this.mode = BODY_THINK;
-        } else this.mode = BODY_TEXT;
-        return true;
+        return this.readHeader();
       }
       case BODY_TEXT:
       case BODY_THINK:
@@ -125,12 +121,41 @@ export class HarmonyParser extends BaseParser {
     return false;
   }
 
+  /** A message header from `pos` up to `<|message|>` (bounded); its channel and recipient pick the body mode. */
+  private readHeader(): boolean {
+    const r = this.readUntil(headerSet, HEADER_CAP);
+    if (r === null) return false;
+    if (r === undefined) {
+      this.warn('parser.malformed_header', 'harmony header without <|message|>; read as text');
+      this.mode = BODY_TEXT;
+      return true;
+    }
+    const h = parseHarmonyHeader(r.content);
+    if (h.recipient !== undefined) {
+      const name = h.recipient.startsWith('functions.') ? h.recipient.slice('functions.'.length) : h.recipient;
+      const call = new CallSlot(this.em);
+      this.call = call;
+      if (name) call.identity(name);
+      this.leading.reset();
+      this.mode = BODY_CALL;
+    } else if (h.channel === 'analysis') {
+      this.sawReasoning = true;
+      this.mode = BODY_THINK;
+    } else this.mode = BODY_TEXT;
+    return true;
+  }
+
   private readonly textSink = (s: string): void => this.emitText(s);
   private readonly thinkSink = (s: string): void => this.em.thinking(s);
   private readonly callSink = (s: string): void => (this.call as CallSlot).fragment(this.leading.strip(s));
 
   protected override finishFamily(): void {
-    if (this.mode === HEADER && this.pos < this.buf.length) {
+    if (this.mode === START && this.pos < this.buf.length) {
+      // Cut inside a leading recipient header: markup when it reached a special token, else text.
+      const rest = this.buf.slice(this.pos);
+      if (rest.includes('<|')) this.warn('parser.truncated_header', 'stream ended inside a harmony message header');
+      else this.emitText(rest);
+    } else if (this.mode === HEADER && this.pos < this.buf.length) {
       this.warn('parser.truncated_header', 'stream ended inside a harmony message header');
     } else if (this.mode === BODY_CALL) {
       this.warn(

@@ -15,10 +15,14 @@
 import { THINK_TAGS } from './core/base';
 import { CallSlot } from './core/emitter';
 import { LeadingWs, MarkerSet } from './core/markers';
+import { ToolSchemas } from './core/params';
 import { HEAD, SECTION, SectionParser } from './core/section';
 import type { ParserOptions } from './types';
 
 const SECTION_OPEN = '<|tool_calls_section_begin|>';
+/** The singular spelling some Kimi K2 outputs use (accepted by vLLM's and llama.cpp's Kimi parsers). */
+const SECTION_OPEN_ALT = '<|tool_call_section_begin|>';
+const SECTION_ALT_CLOSE = '<|tool_call_section_end|>';
 const SECTION_CLOSE = '<|tool_calls_section_end|>';
 const CALL_OPEN = '<|tool_call_begin|>';
 const ARG_OPEN = '<|tool_call_argument_begin|>';
@@ -38,8 +42,27 @@ export function kimiName(id: string): string {
   return s.startsWith('functions.') ? s.slice('functions.'.length) : s;
 }
 
+/** A tool name: dot-separated segments, each starting with a letter or `_` (so `invalid.0` is not one). */
+const TOOL_NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
+
+/**
+ * The tool name a Kimi call id stands for, or undefined when it names no valid tool (the call is
+ * dropped). With `tools` given the name must be one of them; ids a client sanitised and the model
+ * copied back (`functions_get_weather_1`, `functionsget_weather1`) are matched against the tools.
+ */
+export function kimiToolName(id: string, schemas: ToolSchemas): string | undefined {
+  const name = kimiName(id);
+  const known = schemas.toolCount > 0;
+  if (TOOL_NAME_RE.test(name) && (!known || schemas.hasTool(name))) return name;
+  if (!known) return undefined;
+  const m = /^functions[._]?(.+?)(?:[:_]?\d+)?$/.exec(id.trim());
+  if (m && schemas.hasTool(m[1])) return m[1];
+  return undefined;
+}
+
 export class KimiParser extends SectionParser {
   private readonly leading = new LeadingWs();
+  private readonly schemas: ToolSchemas;
   private skip = false;
 
   constructor(opts: ParserOptions = {}) {
@@ -47,13 +70,20 @@ export class KimiParser extends SectionParser {
       {
         family: 'kimi-k2',
         reasoning: THINK_TAGS,
-        openers: [SECTION_OPEN, CALL_OPEN],
-        strip: [SECTION_CLOSE, CALL_CLOSE, ARG_OPEN, '<|im_end|>'],
+        openers: [SECTION_OPEN, SECTION_OPEN_ALT, CALL_OPEN],
+        strip: [SECTION_CLOSE, SECTION_ALT_CLOSE, CALL_CLOSE, ARG_OPEN, '<|im_end|>'],
         plainText: false,
+        // The call section ends a reasoning block the model left open (K2 Thinking).
+        reasoningEnders: [SECTION_OPEN, SECTION_OPEN_ALT, CALL_OPEN],
       },
-      { sectionOpen: SECTION_OPEN, sectionClose: SECTION_CLOSE, callOpen: CALL_OPEN },
+      {
+        sectionOpen: [SECTION_OPEN, SECTION_OPEN_ALT],
+        sectionClose: [SECTION_CLOSE, SECTION_ALT_CLOSE],
+        callOpen: CALL_OPEN,
+      },
       opts,
     );
+    this.schemas = new ToolSchemas(opts.tools);
   }
 
   protected override stepFamily(): boolean {
@@ -74,10 +104,19 @@ export class KimiParser extends SectionParser {
           return true;
         }
         const id = r.content.trim();
+        const name = kimiToolName(id, this.schemas);
+        if (name === undefined) {
+          // Never run a call whose id names no valid tool (e.g. `functions.invalid.0`).
+          this.warn('parser.invalid_call', 'call id does not name a valid tool; call dropped');
+          this.call = new CallSlot(this.em);
+          if (r.marker === CALL_CLOSE) return this.closeCall();
+          this.skip = true;
+          this.mode = ARGS;
+          return true;
+        }
         const call = new CallSlot(this.em, id || undefined);
         this.call = call;
-        const name = kimiName(id);
-        if (name) call.identity(name);
+        call.identity(name);
         if (r.marker === CALL_CLOSE) return this.closeCall();
         this.skip = false;
         this.leading.reset();

@@ -25,6 +25,8 @@ const START = 10;
 const ENVELOPE = 11;
 const AFTER = 12;
 const TAG_PRE = 13;
+/** After a call object that is not valid JSON: its rest, up to the end of its line or a `;`, is dropped. */
+const SKIP_BAD = 14;
 
 const WS_CAP = 64;
 const TENTATIVE_CAP = 256;
@@ -87,10 +89,12 @@ export class LlamaParser extends BaseParser {
         }
         if (env.halt === H_FAIL) {
           if (this.tentative !== null) return this.rejectTentative();
-          this.warn('parser.malformed_call', 'call object is not valid JSON; the text resumes');
+          // Repair (docs/parsers.md): the broken call gets no completion; its line is dropped and a
+          // valid call after it (after `;` or a newline) is still read.
+          this.warn('parser.malformed_call', 'call object is not valid JSON; skipped to the end of its line');
           this.call = null;
           this.env = null;
-          this.afterMarkup();
+          this.mode = SKIP_BAD;
           return true;
         }
         return false;
@@ -101,14 +105,36 @@ export class LlamaParser extends BaseParser {
           this.pos -= ws.length;
           return false;
         }
-        if (this.buf.charCodeAt(this.pos) === 59 /* ; */) {
+        const c = this.buf.charCodeAt(this.pos);
+        if (c === 59 /* ; */) {
           this.pos++;
           this.mode = TAG_PRE;
+          return true;
+        }
+        if (c === 123 /* { */) {
+          // Parallel calls one per line: another object is a call when its first key is "name"
+          // or "type" (else it and the whitespace before it are text).
+          this.lit = ws;
+          this.newEnvelope(true);
           return true;
         }
         this.pos -= ws.length;
         this.afterMarkup();
         return true;
+      }
+      case SKIP_BAD: {
+        while (this.pos < this.buf.length) {
+          const c = this.buf.charCodeAt(this.pos++);
+          if (c === 59 /* ; */) {
+            this.mode = TAG_PRE;
+            return true;
+          }
+          if (c === 10 /* \n */) {
+            this.mode = AFTER;
+            return true;
+          }
+        }
+        return false;
       }
     }
     return false;

@@ -57,6 +57,11 @@ export class MistralParser extends JsonCallsParser {
     );
   }
 
+  /** `[TOOL_CALLS][{"name", "arguments", "id"}]`: the model's id is kept (the chat template writes it there). */
+  protected override keepsModelIds(): boolean {
+    return true;
+  }
+
   protected onTextMarker(_m: string): void {
     this.lit = OPEN;
     this.name.take();

@@ -96,7 +96,7 @@ export class Qwen3CoderParser extends ParamCallParser {
         const name = r.content.trim();
         if (!NAME_RE.test(name)) return this.literal(r.content + '>');
         this.confirmMarkup();
-        this.startCall(name, 'newline');
+        this.startCall(name, 'newline', { python: true });
         this.mode = BODY;
         return true;
       }

@@ -31,7 +31,8 @@ export interface FamilyCase {
 interface Shape {
   thinking?: string;
   text1?: string;
-  calls: { id?: string; name: string; args: string }[];
+  /** `lateId`: the name comes first and the id (the model's, else call_<index>) right before the completion (Mistral's array layout). */
+  calls: { id?: string; name: string; args: string; lateId?: boolean }[];
   text2?: string;
 }
 
@@ -40,8 +41,14 @@ export function events(s: Shape): StreamEvent[] {
   if (s.thinking) out.push({ type: 'thinking.delta', text: s.thinking });
   if (s.text1) out.push({ type: 'text.delta', text: s.text1 });
   s.calls.forEach((c, index) => {
-    out.push({ type: 'call.identity', index, id: c.id ?? `call_${index}`, name: c.name });
-    out.push({ type: 'call.fragment', index, text: c.args });
+    if (c.lateId) {
+      out.push({ type: 'call.identity', index, name: c.name });
+      out.push({ type: 'call.fragment', index, text: c.args });
+      out.push({ type: 'call.identity', index, id: c.id ?? `call_${index}` });
+    } else {
+      out.push({ type: 'call.identity', index, id: c.id ?? `call_${index}`, name: c.name });
+      out.push({ type: 'call.fragment', index, text: c.args });
+    }
     out.push({ type: 'call.complete', index });
   });
   if (s.text2) out.push({ type: 'text.delta', text: s.text2 });
@@ -233,7 +240,13 @@ export const CASES: FamilyCase[] = [
     stream:
       `[THINK]${R}[/THINK]${T1}[TOOL_CALLS] [{"name": "read_file", "arguments": ${ARGS0}}, ` +
       `{"name": "get_weather", "arguments": ${ARGS1}, "id": "a1B2c3D4e"}]${T2}`,
-    expected: std(),
+    // The model's own id ("id" after "arguments", as the Mistral chat template writes it) is kept.
+    expected: std({
+      calls: [
+        { name: 'read_file', args: ARGS0, lateId: true },
+        { name: 'get_weather', args: ARGS1, lateId: true, id: 'a1B2c3D4e' },
+      ],
+    }),
     closeAt: ['🚀"}}', '"a1B2c3D4e"}'],
     markers: ['[THINK]', '[/THINK]', '[TOOL_CALLS]'],
   },

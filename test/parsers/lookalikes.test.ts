@@ -176,14 +176,14 @@ const CASES: Case[] = [
   verbatim('glm45', '<tool_call> followed by prose is text', '<tool_call>I will call a tool.'),
   verbatim('glm45', 'Hermes-style JSON after <tool_call> is text', '<tool_call>{"name": "f"}</tool_call'),
   {
-    name: 'schema typing (Anthropic input_schema shape) and vLLM typing without a schema',
+    name: 'schema typing (Anthropic input_schema shape; a string keeps its whitespace) and typing without a schema',
     family: 'glm45',
     opts: {
       tools: [{ name: 'f', input_schema: { type: 'object', properties: { zip: { type: 'string' } } } }],
     },
     input:
       '<tool_call>f\n<arg_key>zip</arg_key>\n<arg_value>  01234 </arg_value>\n<arg_key>n</arg_key>\n<arg_value>[1, "a"]</arg_value>\n</tool_call>',
-    expected: call(0, 'f', JSON.stringify({ zip: '01234', n: [1, 'a'] })),
+    expected: call(0, 'f', JSON.stringify({ zip: '  01234 ', n: [1, 'a'] })),
   },
   {
     name: 'a call without arguments',
@@ -291,7 +291,12 @@ const CASES: Case[] = [
     name: 'a single object without brackets is a call',
     family: 'mistral',
     input: '[TOOL_CALLS]{"name": "f", "arguments": {"a": 1}}',
-    expected: call(0, 'f', '{"a": 1}'),
+    expected: [
+      { type: 'call.identity', index: 0, name: 'f' },
+      { type: 'call.fragment', index: 0, text: '{"a": 1}' },
+      { type: 'call.identity', index: 0, id: 'call_0' },
+      { type: 'call.complete', index: 0 },
+    ],
   },
 
   // ---- llama3 ----------------------------------------------------------------------------------------

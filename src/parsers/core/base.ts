@@ -47,6 +47,12 @@ export interface BaseSpec {
   strip?: readonly string[];
   /** Whether the markers are plain text (code awareness applies) rather than special tokens. */
   plainText: boolean;
+  /**
+   * Call openers (special tokens) that also end an unclosed reasoning block: found inside
+   * reasoning, the reasoning ends there and the marker is handled as in text (Kimi K2, DeepSeek
+   * V3.1 write the call section without closing `<think>`).
+   */
+  reasoningEnders?: readonly string[];
 }
 
 /** After a call closes, whitespace is held (to be dropped before another call) up to this many characters. */
@@ -80,7 +86,9 @@ export abstract class BaseParser implements FamilyParser {
     const textMarkers = [...spec.openers, ...strip];
     if (spec.reasoning) textMarkers.push(spec.reasoning.open);
     this.textSet = new MarkerSet(textMarkers);
-    this.thinkSet = spec.reasoning ? new MarkerSet([spec.reasoning.close]) : null;
+    this.thinkSet = spec.reasoning
+      ? new MarkerSet([spec.reasoning.close, ...(spec.reasoningEnders ?? [])])
+      : null;
     this.code = spec.plainText && opts.codeAware !== false ? new CodeTracker() : null;
     if (opts.startInReasoning && spec.reasoning) {
       this.mode = THINK;
@@ -157,6 +165,8 @@ export abstract class BaseParser implements FamilyParser {
     const m = this.streamUntil(set, (s) => this.em.thinking(s));
     if (m === null) return false;
     this.mode = TEXT;
+    // A call opener that ends the reasoning (`reasoningEnders`) is handled as in text.
+    if (m !== (this.reasoning as ReasoningMarkers).close) this.onTextMarker(m);
     return true;
   }
 

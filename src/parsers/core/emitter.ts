@@ -111,6 +111,17 @@ export class CallSlot {
     this.em.identity(i, this.givenId ?? `call_${i}`, name);
   }
 
+  /** The name alone, when the id comes later (Mistral's `"id"` member follows the arguments). */
+  named(name: string): void {
+    this.em.identity(this.ensure(), undefined, name);
+  }
+
+  /** The id alone, after `named`: the model's own, else `call_<index>`. Nothing for a call without events. */
+  identify(id: string | undefined): void {
+    if (this.index < 0) return;
+    this.em.identity(this.index, id ?? this.givenId ?? `call_${this.index}`, undefined);
+  }
+
   fragment(s: string): void {
     if (s.length === 0) return;
     this.em.fragment(this.ensure(), s);

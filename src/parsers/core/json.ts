@@ -123,12 +123,15 @@ const S_SKIP = 8;
 const S_AFTER = 9;
 const S_DONE = 10;
 const S_FAIL = 11;
+const S_ID = 12;
 
 export interface EnvelopeHandler {
   name(name: string): void;
   args(text: string): void;
   /** Called with the first key; returning false rejects the object (halt H_FAIL, nothing emitted). */
   firstKey?(key: string): boolean;
+  /** When given: called with a string `"id"` member's value (Mistral writes the call id there). */
+  id?(id: string): void;
 }
 
 const ARG_KEYS = new Set(['arguments', 'parameters']);
@@ -170,7 +173,7 @@ export class JsonEnvelope {
   /** Inside a JSON string (where a closing marker is never recognised). */
   get inString(): boolean {
     const s = this.state;
-    if (s === S_KEY || s === S_NAME || s === S_ARGS_STR) return true;
+    if (s === S_KEY || s === S_NAME || s === S_ID || s === S_ARGS_STR) return true;
     return (s === S_ARGS_RAW || s === S_SKIP) && this.sub !== null && this.sub.inString;
   }
 
@@ -191,7 +194,7 @@ export class JsonEnvelope {
         if (sub.halt === H_STOP) this.halt = H_STOP;
         return i;
       }
-      if (st === S_KEY || st === S_NAME || st === S_ARGS_STR) {
+      if (st === S_KEY || st === S_NAME || st === S_ID || st === S_ARGS_STR) {
         i = this.stringPart(buf, i, end);
         if (this.halt === H_MORE) return i;
         continue;
@@ -229,6 +232,10 @@ export class JsonEnvelope {
         case S_VALUE:
           if (this.key === 'name' && c === QUOTE) {
             this.state = S_NAME;
+            this.raw = '';
+            i++;
+          } else if (this.key === 'id' && c === QUOTE && this.h.id !== undefined) {
+            this.state = S_ID;
             this.raw = '';
             i++;
           } else if (ARG_KEYS.has(this.key) && !this.sawArgs) {
@@ -291,7 +298,10 @@ export class JsonEnvelope {
       this.state = S_COLON;
       if (this.keys === 1 && this.h.firstKey && !this.h.firstKey(text)) return this.fail(i);
     } else {
-      if (text.length > 0) this.h.name(text);
+      if (text.length > 0) {
+        if (st === S_ID) this.h.id?.(text);
+        else this.h.name(text);
+      }
       this.state = S_AFTER;
     }
     return i;

@@ -28,11 +28,37 @@ export abstract class JsonCallsParser extends BaseParser {
     this.mode = ARRAY;
   }
 
+  /**
+   * Whether call objects may carry the model's id (`"id"` after `"arguments"`, Mistral): the
+   * identity then comes in two events, the name when it is read and the id (the model's, else
+   * `call_<index>`) just before `call.complete`.
+   */
+  protected keepsModelIds(): boolean {
+    return false;
+  }
+
+  private modelId: string | undefined;
+
   protected newEnvelope(): JsonEnvelope {
     const call = new CallSlot(this.em);
     this.call = call;
-    this.env = new JsonEnvelope({ name: (n) => call.identity(n), args: (s) => call.fragment(s) });
+    this.modelId = undefined;
+    if (this.keepsModelIds()) {
+      this.env = new JsonEnvelope({
+        name: (n) => call.named(n),
+        args: (s) => call.fragment(s),
+        id: (id) => {
+          this.modelId ??= id;
+        },
+      });
+    } else this.env = new JsonEnvelope({ name: (n) => call.identity(n), args: (s) => call.fragment(s) });
     return this.env;
+  }
+
+  /** The call object closed: its id (when deferred) and `call.complete`. */
+  private completeItem(): void {
+    if (this.keepsModelIds()) this.call?.identify(this.modelId);
+    this.call?.complete();
   }
 
   /** One step of the array modes; undefined when the mode is not one of them. */
@@ -73,7 +99,7 @@ export abstract class JsonCallsParser extends BaseParser {
         this.pos = env.feed(this.buf, this.pos, this.buf.length, stop, this.skipStop);
         this.skipStop = -1;
         if (env.halt === H_DONE) {
-          this.call?.complete();
+          this.completeItem();
           this.call = null;
           this.env = null;
           this.mode = ARRAY;
@@ -136,7 +162,7 @@ export abstract class JsonCallsParser extends BaseParser {
   }
 
   private endSection(): boolean {
-    this.call?.complete();
+    if (this.call) this.completeItem();
     this.call = null;
     this.env = null;
     this.afterMarkup();

@@ -72,6 +72,15 @@ export function isWs(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
+/** Strip whitespace (space, tab, CR, LF) at both ends. */
+export function trimWs(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && isWs(s.charCodeAt(a))) a++;
+  while (b > a && isWs(s.charCodeAt(b - 1))) b--;
+  return s.slice(a, b);
+}
+
 /**
  * Drops the whitespace before the first non-whitespace character of a piecewise stream (the
  * start of a call's argument JSON).

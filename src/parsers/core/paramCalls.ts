@@ -7,7 +7,7 @@ import type { ParserOptions } from '../types';
 import { BaseParser, type BaseSpec } from './base';
 import { CallSlot } from './emitter';
 import type { MarkerSet } from './markers';
-import { ParamObject, ToolSchemas, type Trim, type ValueSink } from './params';
+import { ParamObject, ToolSchemas, type Trim, type TypingOptions, type ValueSink } from './params';
 
 export abstract class ParamCallParser extends BaseParser {
   protected readonly schemas: ToolSchemas;
@@ -20,12 +20,15 @@ export abstract class ParamCallParser extends BaseParser {
     this.schemas = new ToolSchemas(opts.tools);
   }
 
-  /** A call starts: identity when `name` is non-empty; arguments typed `auto` with `trim`. */
-  protected startCall(name: string, trim: Trim): CallSlot {
+  /**
+   * A call starts: identity when `name` is non-empty; arguments typed by the tool schema, `auto`
+   * without one, with the family's `trim` and typing repairs (`opts`).
+   */
+  protected startCall(name: string, trim: Trim, opts: TypingOptions = {}): CallSlot {
     const call = new CallSlot(this.em);
     this.call = call;
     if (name) call.identity(name);
-    this.params = new ParamObject((s) => call.fragment(s), this.schemas, name, 'auto', trim);
+    this.params = new ParamObject((s) => call.fragment(s), this.schemas, name, 'auto', trim, opts);
     return call;
   }
 

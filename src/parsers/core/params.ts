@@ -13,7 +13,19 @@
  */
 import type { ToolSpecLike } from '../types';
 import { escapeJsonPiece } from './json';
-import { isWs } from './markers';
+import { isWs, trimWs } from './markers';
+import {
+  compileSchema,
+  NOT_PARSED,
+  parseLoose,
+  typeValue,
+  valueStreams,
+  type TypingOptions,
+  type ValueSchema,
+} from './schemaValue';
+
+export { trimWs };
+export type { TypingOptions, ValueSchema };
 
 export type ValueType = 'string' | 'auto' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'json';
 /** 'all': strip surrounding whitespace; 'newline': strip one leading and one trailing \n; 'none'. */
@@ -22,51 +34,59 @@ export type Trim = 'all' | 'newline' | 'none';
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** name → (param → declared types) from tool specs in the usual shapes. */
+/**
+ * name → (param → compiled schema) from tool specs in the usual shapes (OpenAI, Anthropic, MCP,
+ * bare). `schemaOf` gives the compiled `ValueSchema` (core/schemaValue.ts); `typeOf` keeps the
+ * older single-type answer for callers that still want it.
+ */
 export class ToolSchemas {
-  private readonly map = new Map<string, Map<string, string[]>>();
+  private readonly map = new Map<string, Map<string, ValueSchema | undefined>>();
+  private readonly names = new Set<string>();
 
   constructor(tools: readonly ToolSpecLike[] | undefined) {
     for (const t of tools ?? []) {
       if (!isObj(t)) continue;
       const fn = isObj(t.function) ? t.function : undefined;
       const name = typeof t.name === 'string' ? t.name : typeof fn?.name === 'string' ? fn.name : undefined;
+      if (name === undefined) continue;
+      this.names.add(name);
       const schema = t.parameters ?? t.input_schema ?? t.inputSchema ?? fn?.parameters;
-      if (name === undefined || !isObj(schema) || !isObj(schema.properties)) continue;
-      const params = new Map<string, string[]>();
-      for (const [k, v] of Object.entries(schema.properties)) params.set(k, schemaTypes(v));
+      if (!isObj(schema) || !isObj(schema.properties)) continue;
+      const params = new Map<string, ValueSchema | undefined>();
+      for (const [k, v] of Object.entries(schema.properties)) params.set(k, compileSchema(v, schema));
       this.map.set(name, params);
     }
   }
 
+  /** Number of tools with a parameter schema. */
   get size(): number {
     return this.map.size;
   }
 
+  /** Number of named tools (with or without a schema). */
+  get toolCount(): number {
+    return this.names.size;
+  }
+
+  /** Whether a tool of that name was given. */
+  hasTool(name: string): boolean {
+    return this.names.has(name);
+  }
+
+  /** The compiled schema of a parameter, or undefined when the tool or parameter is unknown. */
+  schemaOf(tool: string, param: string): ValueSchema | undefined {
+    return this.map.get(tool)?.get(param);
+  }
+
   /** The value type for a parameter, or `fallback` when the tool or parameter is unknown. */
   typeOf(tool: string, param: string, fallback: ValueType): ValueType {
-    const types = this.map.get(tool)?.get(param);
-    if (types === undefined || types.length === 0) return fallback;
-    if (types.includes('string')) return 'string';
-    const t = types.find((x) => x !== 'null') ?? 'null';
+    const types = this.schemaOf(tool, param)?.types;
+    if (types === undefined || types.size === 0) return fallback;
+    if (types.has('string')) return 'string';
+    const t = [...types].find((x) => x !== 'null') ?? 'null';
     if (t === 'integer' || t === 'number' || t === 'boolean' || t === 'object' || t === 'array') return t;
     return 'json';
   }
-}
-
-function schemaTypes(s: unknown): string[] {
-  if (!isObj(s)) return [];
-  const t = s.type;
-  if (typeof t === 'string') return [t];
-  if (Array.isArray(t)) return t.filter((x): x is string => typeof x === 'string');
-  if (Array.isArray(s.enum) && s.enum.length > 0 && s.enum.every((x) => typeof x === 'string'))
-    return ['string'];
-  for (const k of ['anyOf', 'oneOf']) {
-    const alts = s[k];
-    if (Array.isArray(alts)) return alts.flatMap(schemaTypes);
-  }
-  if (isObj(s.properties)) return ['object'];
-  return [];
 }
 
 /** Convert a complete (trimmed) value according to its type; returns JSON text. */
@@ -122,15 +142,6 @@ function canStartJson(c: number): boolean {
   );
 }
 
-/** Strip whitespace (space, tab, CR, LF) at both ends. */
-export function trimWs(s: string): string {
-  let a = 0;
-  let b = s.length;
-  while (a < b && isWs(s.charCodeAt(a))) a++;
-  while (b > a && isWs(s.charCodeAt(b - 1))) b--;
-  return s.slice(a, b);
-}
-
 function applyTrim(v: string, trim: Trim): string {
   if (trim === 'all') return trimWs(v);
   if (trim === 'newline') {
@@ -140,30 +151,65 @@ function applyTrim(v: string, trim: Trim): string {
   return v;
 }
 
+/** Literal spellings of null a nullable string value is held for (`None` only with Python literals). */
+function maybeNull(pending: string, python: boolean): 'yes' | 'prefix' | 'no' {
+  const core = trimWs(pending);
+  if (core.length === 0) return 'prefix';
+  const full = core === 'null' || (python && core === 'None');
+  if (full) return 'yes';
+  let a = 0;
+  while (isWs(pending.charCodeAt(a))) a++;
+  const trailingWs = a + core.length < pending.length;
+  if (!trailingWs && ('null'.startsWith(core) || (python && 'None'.startsWith(core)))) return 'prefix';
+  return 'no';
+}
+
+/** A nullable string value held longer than this (whitespace around `null`) streams as a string. */
+const NULL_HOLD_CAP = 256;
+
 /**
  * One parameter value, fed in pieces. String values stream (escaped) as they arrive, holding back
  * only what trimming might remove (leading/trailing whitespace or newline) and a trailing high
  * surrogate; typed values are collected and converted at `end`.
+ *
+ * With a compiled `schema` (core/schemaValue.ts) the schema decides: a value that may only be a
+ * string streams; one that may be a string or null is held while it can still be the literal
+ * `null` (at most a few characters), then streams; anything else is typed by `typeValue` at
+ * `end`. Without a schema, `type` decides as before (`auto`: the schema-less rule).
  */
 export class ValueSink {
-  private mode: 'undecided' | 'stream' | 'buffer';
+  private mode: 'undecided' | 'stream' | 'buffer' | 'nullable';
   private started = false; // a non-whitespace character was seen
   private opened = false; // the opening quote was emitted
   private lead = ''; // leading whitespace not yet emitted
   private hold = ''; // trailing text not yet emitted
   private parts: string[] = [];
   private first = true;
+  private pending = ''; // nullable: the raw text while it can still be `null`
 
   constructor(
     private readonly emit: (s: string) => void,
     private readonly type: ValueType,
     private readonly trim: Trim,
+    private readonly schema?: ValueSchema,
+    private readonly opts: TypingOptions = {},
   ) {
-    this.mode = type === 'string' ? 'stream' : type === 'auto' ? 'undecided' : 'buffer';
+    if (schema !== undefined) {
+      const how = valueStreams(schema);
+      this.mode = how === 'string' ? 'stream' : how === 'nullable' ? 'nullable' : 'buffer';
+    } else this.mode = type === 'string' ? 'stream' : type === 'auto' ? 'undecided' : 'buffer';
   }
 
   push(s: string): void {
     if (s.length === 0) return;
+    if (this.mode === 'nullable') {
+      this.pending += s;
+      if (this.pending.length <= NULL_HOLD_CAP && maybeNull(this.pending, this.opts.python === true) !== 'no')
+        return;
+      this.mode = 'stream';
+      s = this.pending;
+      this.pending = '';
+    }
     if (this.mode === 'buffer') {
       this.parts.push(s);
       return;
@@ -217,13 +263,23 @@ export class ValueSink {
 
   /** The parameter closed: emit the rest of the value. */
   end(): void {
+    if (this.mode === 'nullable') {
+      const p = this.pending;
+      this.pending = '';
+      if (maybeNull(p, this.opts.python === true) === 'yes') {
+        this.emit('null');
+        return;
+      }
+      this.mode = 'stream';
+      this.push(p);
+    }
     if (this.mode === 'buffer') {
       // With 'newline' trimming the leading newline was already dropped by push (not in buffer
       // mode from the start, which only typed values use: those are trimmed whole).
-      const v = this.parts.join('');
+      const raw = this.parts.join('');
       this.parts = [];
-      const t = this.type === 'auto' ? 'json' : this.type;
-      this.emit(convertValue(this.first ? applyTrim(v, this.trim) : trimTail(v, this.trim), t));
+      const v = this.first ? applyTrim(raw, this.trim) : trimTail(raw, this.trim);
+      this.emit(this.typed(v));
       return;
     }
     let rest = (this.started ? '' : this.lead) + this.hold;
@@ -236,6 +292,20 @@ export class ValueSink {
       return;
     }
     this.emit(escapeJsonPiece(rest) + '"');
+  }
+
+  private typed(v: string): string {
+    if (this.schema !== undefined) return typeValue(v, this.schema, this.opts);
+    const t = this.type === 'auto' ? 'json' : this.type;
+    const out = convertValue(v, t);
+    // The family's repairs (Python literals, escaped JSON) for what plain JSON did not read.
+    if ((t === 'json' || t === 'object' || t === 'array') && out.charCodeAt(0) === 34 /* " */) {
+      const r = parseLoose(trimWs(v), this.opts);
+      if (r !== NOT_PARSED && typeof r === 'object' && r !== null) {
+        if (t === 'json' || (t === 'array') === Array.isArray(r)) return JSON.stringify(r);
+      }
+    }
+    return out;
   }
 }
 
@@ -260,18 +330,23 @@ export class ParamObject {
     private readonly tool: string,
     private readonly fallback: ValueType,
     private readonly trim: Trim,
+    /** The family's typing repairs (Python literals, escaped JSON); see core/schemaValue.ts. */
+    private readonly opts: TypingOptions = {},
   ) {}
 
   get params(): number {
     return this.count;
   }
 
-  /** A parameter opens; `type` overrides the schema/fallback typing (DSML string="true"). */
+  /**
+   * A parameter opens. `type` overrides the schema (DSML `string="true"`); otherwise the tool's
+   * schema for the parameter types it, and the family's `fallback` applies without one.
+   */
   open(name: string, type?: ValueType): ValueSink {
     this.emit((this.count === 0 ? '{' : ',') + JSON.stringify(name) + ':');
     this.count++;
-    const t = type ?? this.schemas.typeOf(this.tool, name, this.fallback);
-    this.value = new ValueSink(this.emit, t, this.trim);
+    const schema = type === undefined ? this.schemas.schemaOf(this.tool, name) : undefined;
+    this.value = new ValueSink(this.emit, type ?? this.fallback, this.trim, schema, this.opts);
     return this.value;
   }
 

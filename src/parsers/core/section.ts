@@ -14,28 +14,32 @@ export const SECTION = 10;
 export const HEAD = 11;
 
 export interface SectionMarkers {
-  sectionOpen: string;
-  sectionClose: string;
+  /** The section opener, or several spellings of it (all handed to the base as openers). */
+  sectionOpen: string | readonly string[];
+  /** The section closer, or several spellings of it. */
+  sectionClose: string | readonly string[];
   callOpen: string;
 }
 
 export abstract class SectionParser extends BaseParser {
   protected inSection = false;
   protected call: CallSlot | null = null;
-  private readonly sectionOpen: string;
+  private readonly sectionOpens: ReadonlySet<string>;
   private readonly callOpen: string;
   private readonly sectionSet: MarkerSet;
 
   constructor(spec: BaseSpec, markers: SectionMarkers, opts: ParserOptions = {}) {
     super(spec, opts);
-    this.sectionOpen = markers.sectionOpen;
+    const so = markers.sectionOpen;
+    this.sectionOpens = new Set(typeof so === 'string' ? [so] : so);
     this.callOpen = markers.callOpen;
-    this.sectionSet = new MarkerSet([markers.callOpen, markers.sectionClose]);
+    const sc = markers.sectionClose;
+    this.sectionSet = new MarkerSet([markers.callOpen, ...(typeof sc === 'string' ? [sc] : sc)]);
   }
 
   protected onTextMarker(m: string): void {
     this.confirmMarkup();
-    this.inSection = m === this.sectionOpen;
+    this.inSection = this.sectionOpens.has(m);
     this.mode = this.inSection ? SECTION : HEAD;
   }
 
