@@ -1,4 +1,7 @@
-/** The public API of sluice. */
+/**
+ * The public API of sluice (`import … from 'sluice'`). Narrower entries: `sluice/history`,
+ * `sluice/parsers`, `sluice/gateway` (docs/embedding.md).
+ */
 export * from './wire/events';
 export * from './release/output';
 export { createAdapter, createStreamReader, detectFormat, readPayloadLines, SseDecoder } from './wire';
@@ -8,10 +11,12 @@ export { repairTruncated } from './args/repair';
 export { decideReleases } from './release/rules';
 export { decideStarts } from './execute/schedule';
 export { TurnController } from './engine/controller';
-export type { CallTiming, ControllerEvents, ControllerOptions, TurnSummary, CompletionMode } from './engine/controller';
+export type { CallTiming, ControllerEvents, ControllerOptions, ControllerWarning, TurnSummary, CompletionMode } from './engine/controller';
+export type { ArgsOutcome, CallPhase, CallResult, Classification, RunToolFn, RunToolInput } from './calls';
 export { VirtualClock, realClock } from './engine/clock';
 export { runTurn, classifierFor } from './engine/runTurn';
-export type { RunTurnOptions, RunTurnResult, TurnPolicy, ApprovalRequest } from './engine/runTurn';
+export type { RunTurnOptions, RunTurnResult, TurnPolicy, ApprovalRequest, StreamSource, StreamItem } from './engine/runTurn';
+export type { FetchResponseLike, ReadableStreamLike, StreamInput } from './engine/streamSource';
 export * from './execute/tools';
 export { isSafeCall, classifyCall } from './execute/safety';
 export { classifyCommand } from './execute/shell';
@@ -29,6 +34,3 @@ export { replayTrace } from './trace/replay';
 export { convertTrace } from './trace/convert';
 export { toolCallMachine } from '../machines/toolCall.machine';
 export { turnMachine } from '../machines/turn.machine';
-export { startGateway } from './gateway/server';
-export type { GatewayOptions, Gateway } from './gateway/server';
-export { startScriptedUpstream, Gate } from './gateway/scripted';

@@ -17,8 +17,9 @@ import { UsageError } from './args';
  * Argument and result contents are redacted by default (`[redacted: N chars]`); ids, names,
  * states, flags and sizes stay. `contents: true` (`--inspect-contents`) keeps them.
  *
- * `@statelyai/inspect` is ESM-only: it is loaded with a dynamic import at run time (Node ≥ 20.19
- * can `require` ESM), never at module load, so nothing else pays for it.
+ * `@statelyai/inspect` is an optional peer dependency and ESM-only: it is loaded with a dynamic
+ * import at run time, never at module load, so nothing else pays for it; without it the flags
+ * fail with a one-line usage error that says what to install.
  */
 
 export interface InspectionOptions {
@@ -135,13 +136,17 @@ interface InspectServerModule {
 }
 
 async function load<T>(spec: string): Promise<T> {
+  const pkg = spec.split('/').slice(0, 2).join('/');
   try {
     // A computed specifier: TypeScript leaves the ESM-only package alone; Node's require(esm) loads it.
     return (await import(spec)) as T;
   } catch (err) {
-    throw new Error(
-      `inspection needs ${spec.split('/').slice(0, 2).join('/')} (a dev dependency of sluice): ${err instanceof Error ? err.message : String(err)}`,
-    );
+    const code = (err as { code?: unknown })?.code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      // An optional peer dependency of sluice: only inspection needs it.
+      throw new UsageError(`--inspect and --inspect-log need the optional package ${pkg}: npm install ${pkg}`);
+    }
+    throw new UsageError(`${pkg} could not be loaded for inspection: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

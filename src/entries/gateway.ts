@@ -1,0 +1,9 @@
+/**
+ * `sluice/gateway`: the HTTP gateway (`sluice serve` as a library), the scripted upstream (a trace
+ * served as a real backend, for tests and demos) and the Anthropic SSE encoder. See docs/gateway.md.
+ */
+export { startGateway } from '../gateway/server';
+export type { GatewayOptions, Gateway } from '../gateway/server';
+export { startScriptedUpstream, Gate } from '../gateway/scripted';
+export type { Script, ScriptLine, ScriptResponse, ScriptSource, ScriptedUpstream, ScriptedUpstreamOptions, RecordedRequest } from '../gateway/scripted';
+export { AnthropicSseEncoder, toAnthropicMessage } from '../encode/anthropicSse';
