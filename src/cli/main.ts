@@ -21,6 +21,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'run a trace on a virtual clock with simulated tools; report timings',
     load: () => import('./replay'),
   },
+  resume: {
+    summary: 'finish a journaled turn after a crash (sluice replay --journal FILE --crash-at MS)',
+    load: () => import('./resume'),
+  },
   convert: {
     summary: 'write the Anthropic SSE the gateway would send for a trace',
     load: () => import('./convert'),

@@ -28,6 +28,9 @@ Options:
   --realtime             replay in wall-clock time instead of virtual time
   --json                 print the full report as JSON (SPEC §8 fields)
   --timeline FILE        also write a timeline chart (.svg or .html): streaming against post-stream
+  --journal FILE         write the turn's journal to FILE (a new file; finish it with sluice resume FILE)
+  --crash-at MS          with --journal: kill this process (SIGKILL) at virtual time MS, leaving
+                         exactly what a crash leaves in the journal (exit status 137)
   --inspect              serve the actors to the Stately inspector (local websocket relay, port 8080)
   --inspect-log FILE     record XState inspection events as JSONL (argument contents redacted)
   --inspect-contents     keep argument and result contents in inspection events
@@ -50,6 +53,8 @@ const SPEC = {
   realtime: { type: 'boolean' },
   json: { type: 'boolean' },
   timeline: { type: 'string' },
+  journal: { type: 'string' },
+  'crash-at': { type: 'string' },
   ...INSPECT_FLAGS,
   help: { type: 'boolean' },
 } as const;
@@ -94,6 +99,12 @@ export async function run(argv: string[]): Promise<number> {
   if (process.env.SLUICE_STREAMING_DISPATCH === '0' && flags.dispatch === undefined) dispatch = 'post-stream';
   if (typeof flags.timeline === 'string' && !/\.(svg|html?)$/i.test(flags.timeline))
     throw new UsageError('--timeline must end in .svg or .html');
+  const crashAtMs = numberFlag(flags['crash-at'], 'crash-at');
+  if (crashAtMs !== undefined && typeof flags.journal !== 'string') throw new UsageError('--crash-at needs --journal FILE');
+  const journal =
+    typeof flags.journal === 'string'
+      ? await (await import('./resume')).journalForReplay(flags.journal, { format: trace.format, dispatch, tools, crashAtMs })
+      : undefined;
   const inspection = await inspectionFromFlags(flags);
   const options = {
     dispatch,
@@ -109,8 +120,15 @@ export async function run(argv: string[]): Promise<number> {
     const { attachInspection } = await import('./inspect');
     report = await replayTrace(trace, {
       ...options,
-      onController: observer ? (c) => attachInspection(c.actor, observer) : undefined,
+      onController:
+        observer || journal
+          ? (c) => {
+              journal?.attach(c);
+              if (observer) attachInspection(c.actor, observer);
+            }
+          : undefined,
     });
+    await journal?.close();
   } catch (err) {
     await inspection?.close();
     throw err;

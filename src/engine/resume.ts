@@ -120,6 +120,10 @@ export interface ResumeTurnResult extends RunTurnResult {
   alreadyCommitted: boolean;
   /** The stream of the interrupted attempt continued as a new attempt. */
   retried: boolean;
+  /** The journal's attempt number of the controller's attempt 1 (calls[].attempt is the controller's). */
+  attemptBase: number;
+  /** The journal's time when the resume began (the resumed controller's clock starts at 0 there). */
+  resumedAtMs: number;
 }
 
 export class ResumeError extends Error {
@@ -183,7 +187,7 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string): Promise<Res
       signal: opts.signal,
       journal,
     });
-    return finish(store, turn, res, [], false, true);
+    return finish(store, turn, res, [], { alreadyCommitted: false, retried: true, attemptBase: base, resumedAtMs: st.lastT });
   }
 
   // Rebuild the interrupted attempt from its records.
@@ -233,7 +237,7 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string): Promise<Res
         resumed.set(c.index, { attempt: A, index: c.index, id: c.released?.id ?? '', name: c.released?.name ?? '', resumed: 'kept' });
     }
     const res: RunTurnResult = { messages: summary.history, calls: summary.calls, summary };
-    return finish(store, turn, res, [...resumed.values()].sort((x, y) => x.index - y.index), committed, false);
+    return finish(store, turn, res, [...resumed.values()].sort((x, y) => x.index - y.index), { alreadyCommitted: committed, retried: false, attemptBase: A, resumedAtMs: st.lastT });
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
   }
@@ -319,13 +323,12 @@ async function finish(
   turn: string,
   res: RunTurnResult,
   resumed: ResumedCall[],
-  alreadyCommitted: boolean,
-  retried: boolean,
+  how: Pick<ResumeTurnResult, 'alreadyCommitted' | 'retried' | 'attemptBase' | 'resumedAtMs'>,
 ): Promise<ResumeTurnResult> {
   const after = await store.read(turn);
   const trace = journalTrace(after.records);
   const violations = [...checkHistory(res.messages).violations, ...checkTrace(trace, { earlyStart: foldJournal(after.records).header?.earlyStart ?? 'safe' }).violations];
-  return { ...res, resumed, trace, violations, alreadyCommitted, retried };
+  return { ...res, resumed, trace, violations, ...how };
 }
 
 export { JournalError };
