@@ -6,22 +6,41 @@ import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
 import { loadTextAdapterFactory, startGateway, type GatewayOptions } from '../gateway/server';
 import { Logger, LOG_LEVELS, type LogLevel } from '../gateway/log';
 import { parseModelMap } from '../gateway/translate';
+import type { UpstreamFormatName } from '../gateway/upstream/types';
+import { startTraceBackend, type TraceBackend } from '../gateway/scripted';
 import type { WireFormat } from '../wire/events';
 import { numberFlag, parseArgs, UsageError, type FlagSpec } from './args';
 
-export const HELP = `sluice serve — Anthropic Messages gateway over an OpenAI-compatible backend
+export const HELP = `sluice serve — one gateway for Anthropic Messages, OpenAI Responses and OpenAI
+Chat Completions clients over an OpenAI Chat, OpenAI Responses, Anthropic or Gemini backend
 
-Speaks the Anthropic Messages API to clients (Claude Code, the Anthropic SDKs) and the OpenAI
-Chat Completions API to a backend (vLLM, SGLang, llama.cpp, Ollama, Dynamo). Each completed
-tool_use block is sent to the client as soon as it is ready, not at the end of the turn.
+Clients: Claude Code and the Anthropic SDKs (/v1/messages), Codex CLI and the OpenAI Agents SDK
+(/v1/responses), qwen-code, opencode, aider and the openai SDK (/v1/chat/completions). Each
+completed tool call is sent to the client as soon as it is ready, not at the end of the turn.
 
 Usage: sluice serve --upstream URL [options]
+       sluice serve --upstream scripted:demo          (no backend needed: try it offline)
+       sluice serve --upstream scripted:FILE.trace.jsonl
 
-Routes: POST /v1/messages, POST /v1/messages/count_tokens (estimate), GET|HEAD /health and /
+Routes: POST /v1/messages, POST /v1/responses, POST /v1/chat/completions,
+        POST /v1/messages/count_tokens (estimate), GET|HEAD /health and /
 
 Options (each has an environment variable; the flag wins):
   --upstream URL            backend base URL: http://host:8000, http://host:8000/v1 or the full
-                            .../chat/completions endpoint                 [SLUICE_UPSTREAM_URL]
+                            endpoint (.../chat/completions, .../responses, .../messages);
+                            scripted:demo or scripted:FILE serves a recorded trace (any of the
+                            four wire formats) as a real local backend, in real time
+                                                                          [SLUICE_UPSTREAM_URL]
+  --upstream-format F       the backend's API: openai-chat, openai-responses, anthropic, gemini,
+                            or dynamo (openai-chat with completion records). Default: from the
+                            URL path (.../responses, .../messages, .../v1beta or Google's host),
+                            else openai-chat; scripted: uses the trace's format
+                                                                          [SLUICE_UPSTREAM_API]
+  --malformed-calls M       a call whose arguments are not a complete JSON object: pass (default;
+                            sent with the marker input {"_sluice_malformed_call": reason,
+                            "_sluice_raw_arguments": text} so the client's validation tells the
+                            model) or drop (left out, with a text marker saying so). Both log
+                            malformed_call at warn                        [SLUICE_MALFORMED_CALLS]
   --port N                  listen port (default 8787; 0 = any free port) [SLUICE_PORT]
   --host ADDR               bind address (default 127.0.0.1, loopback only; 0.0.0.0 exposes the
                             gateway to the network — it has no client authentication)
@@ -36,9 +55,7 @@ Options (each has an environment variable; the flag wins):
   --upstream-api-key KEY    fixed bearer token for the backend. Without it the client's
                             x-api-key (or Authorization: Bearer) is passed through as
                             Authorization: Bearer                         [SLUICE_UPSTREAM_API_KEY]
-  --format F                backend stream format: openai-chat (default) or dynamo (reads
-                            per-call completion records, tool_call_completion)
-                                                                          [SLUICE_UPSTREAM_FORMAT]
+  --format F                older spelling of --upstream-format         [SLUICE_UPSTREAM_FORMAT]
   --parser FAMILY           the backend returns raw model text (no server-side tool parser):
                             parse tool calls with sluice's FAMILY parser (e.g. hermes, qwen3);
                             overrides --format                            [SLUICE_PARSER]
@@ -73,8 +90,13 @@ Options (each has an environment variable; the flag wins):
   --help                    this text
 
 Point a client at it:  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=dummy claude
+                       OPENAI_BASE_URL=http://127.0.0.1:8787/v1 OPENAI_API_KEY=dummy <chat client>
+                       Codex: a model provider with base_url = "http://127.0.0.1:8787/v1",
+                       wire_api = "responses" (docs/gateway.md)
 Exit codes: 0 stopped by SIGINT/SIGTERM, 1 could not start (port in use, bad parser), 2 usage error.
 `;
+
+const UPSTREAM_CHOICES = ['openai-chat', 'openai-responses', 'anthropic', 'gemini', 'dynamo'];
 
 export const SPEC: Record<string, FlagSpec> = {
   upstream: { type: 'string' },
@@ -83,7 +105,9 @@ export const SPEC: Record<string, FlagSpec> = {
   model: { type: 'string' },
   'model-map': { type: 'string' },
   'upstream-api-key': { type: 'string' },
-  format: { type: 'string', choices: ['openai-chat', 'dynamo'] },
+  format: { type: 'string', choices: UPSTREAM_CHOICES },
+  'upstream-format': { type: 'string', choices: UPSTREAM_CHOICES },
+  'malformed-calls': { type: 'string', choices: ['pass', 'drop'] },
   parser: { type: 'string' },
   completion: { type: 'string', choices: ['inferred', 'evidence-only'] },
   'max-body': { type: 'string' },
@@ -107,6 +131,8 @@ export const ENV: Record<string, string> = {
   'model-map': 'SLUICE_MODEL_MAP',
   'upstream-api-key': 'SLUICE_UPSTREAM_API_KEY',
   format: 'SLUICE_UPSTREAM_FORMAT',
+  'upstream-format': 'SLUICE_UPSTREAM_API',
+  'malformed-calls': 'SLUICE_MALFORMED_CALLS',
   parser: 'SLUICE_PARSER',
   completion: 'SLUICE_COMPLETION',
   'max-body': 'SLUICE_MAX_BODY',
@@ -131,7 +157,7 @@ export function parseSize(v: string, name: string): number {
 export function optionsFrom(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
-): { options: GatewayOptions; help: boolean; level: LogLevel } {
+): { options: GatewayOptions; help: boolean; level: LogLevel; scripted?: string } {
   const { positionals, flags } = parseArgs(argv, SPEC);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const get = (name: string): string | undefined => {
@@ -147,12 +173,16 @@ export function optionsFrom(
   const level = (get('log-level') ?? 'info') as LogLevel;
   if (flags.help === true) return { options: { upstream: '' }, help: true, level };
   const upstream = get('upstream');
-  if (!upstream) throw new UsageError('--upstream URL is required (or set SLUICE_UPSTREAM_URL)');
-  try {
-    const u = new URL(upstream);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
-  } catch {
-    throw new UsageError(`--upstream must be an http(s) URL (got "${upstream}")`);
+  if (!upstream) throw new UsageError('--upstream URL is required (or set SLUICE_UPSTREAM_URL; scripted:demo needs no backend)');
+  const scripted = upstream.startsWith('scripted:') ? upstream.slice('scripted:'.length) : undefined;
+  if (scripted === '') throw new UsageError('--upstream scripted: needs a trace file or "demo" (e.g. scripted:demo)');
+  if (scripted === undefined) {
+    try {
+      const u = new URL(upstream);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      throw new UsageError(`--upstream must be an http(s) URL or scripted:FILE / scripted:demo (got "${upstream}")`);
+    }
   }
   const num = (name: string, fallback?: number): number | undefined => numberFlag(get(name), name, fallback);
   const options: GatewayOptions = { upstream, port: num('port', 8787)!, host: get('host') ?? '127.0.0.1' };
@@ -171,10 +201,13 @@ export function optionsFrom(
   if (key !== undefined) options.upstreamApiKey = key;
   const parser = get('parser');
   if (parser !== undefined) options.format = `text:${parser}` as WireFormat;
-  else {
-    const format = get('format');
-    if (format !== undefined) options.format = format as WireFormat;
-  }
+  const upFormat = get('upstream-format') ?? get('format');
+  if (upFormat === 'dynamo') {
+    if (parser === undefined) options.format = 'dynamo';
+    options.upstreamFormat = 'openai-chat';
+  } else if (upFormat !== undefined) options.upstreamFormat = upFormat as UpstreamFormatName;
+  const malformed = get('malformed-calls');
+  if (malformed !== undefined) options.malformedCalls = malformed as GatewayOptions['malformedCalls'];
   const completion = get('completion');
   if (completion !== undefined) options.completion = completion as GatewayOptions['completion'];
   const maxBody = get('max-body');
@@ -198,7 +231,7 @@ export function optionsFrom(
   const strictEnv = env.SLUICE_STRICT_STOP_REASON;
   if (flags['strict-stop-reason'] === true || strictEnv === '1' || strictEnv === 'true')
     options.toolUseOnStop = false;
-  return { options, help: false, level };
+  return scripted !== undefined ? { options, help: false, level, scripted } : { options, help: false, level };
 }
 
 /** Remove credentials from a URL before logging it. */
@@ -214,13 +247,35 @@ function safeUrl(u: string): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { options, help, level } = optionsFrom(argv);
+  const { options, help, level, scripted } = optionsFrom(argv);
   if (help) {
     process.stdout.write(HELP);
     return 0;
   }
   const logger = new Logger(level);
   options.logger = logger;
+  let backend: TraceBackend | undefined;
+  if (scripted !== undefined) {
+    try {
+      backend = await startTraceBackend(scripted);
+    } catch (err) {
+      process.stderr.write(`sluice serve: ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    }
+    options.upstream = backend.upstream.url;
+    const f = backend.format;
+    if (f === 'openai-chat' || f === 'openai-responses' || f === 'anthropic' || f === 'gemini') {
+      if (options.upstreamFormat !== undefined && options.upstreamFormat !== f) {
+        await backend.upstream.close();
+        process.stderr.write(`sluice serve: the trace is ${f}, not ${options.upstreamFormat}; drop --upstream-format\n`);
+        return 2;
+      }
+      options.upstreamFormat = f;
+    } else {
+      options.upstreamFormat = 'openai-chat';
+      if (options.format === undefined) options.format = f;
+    }
+  }
   const { flags } = parseArgs(argv, SPEC);
   const inspection = await inspectionFromFlags(flags);
   options.inspect = inspection?.observer;
@@ -239,17 +294,21 @@ export async function run(argv: string[]): Promise<number> {
     gw = await startGateway(options);
   } catch (err) {
     process.stderr.write(`sluice serve: ${err instanceof Error ? err.message : String(err)}\n`);
+    await backend?.upstream.close();
     return 1;
   }
   logger.info('listening', {
     url: gw.url,
     upstream: safeUrl(options.upstream),
-    format: options.format ?? 'openai-chat',
+    upstreamFormat: options.upstreamFormat ?? 'inferred',
+    format: options.format ?? 'default',
+    ...(backend ? { scripted: backend.name } : {}),
     upstreamKey: options.upstreamApiKey !== undefined ? 'fixed' : 'pass-through',
   });
   if (level !== 'silent')
     process.stderr.write(
-      `sluice gateway on ${gw.url} → ${safeUrl(options.upstream)}  (ANTHROPIC_BASE_URL=${gw.url})\n`,
+      `sluice gateway on ${gw.url} → ${backend ? `scripted:${backend.name} (${backend.format}, ${backend.attempts} attempt${backend.attempts > 1 ? 's' : ''}) at ` : ''}${safeUrl(options.upstream)}\n` +
+        `  ANTHROPIC_BASE_URL=${gw.url}   OPENAI_BASE_URL=${gw.url}/v1\n`,
     );
   await new Promise<void>((resolve) => {
     const stop = (): void => {
@@ -262,6 +321,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   logger.info('stopping', {});
   await gw.close();
+  await backend?.upstream.close();
   await inspection?.close();
   return 0;
 }

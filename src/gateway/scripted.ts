@@ -35,7 +35,12 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Trace } from '../trace/trace';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { demoScript } from '../demo/script';
+import { synthesizeTrace } from '../trace/synth';
+import { parseTrace, type Trace } from '../trace/trace';
+import type { WireFormat } from '../wire/events';
 
 // ------------------------------------------------------------------ gates
 
@@ -464,4 +469,54 @@ export function scriptFromTrace(trace: Trace): ScriptLine[][] {
       return { t, end: true };
     }),
   );
+}
+
+// ------------------------------------------------------------------ `sluice serve --upstream scripted:<trace>`
+
+/** A trace served as a real HTTP backend (`sluice serve --upstream scripted:…`). */
+export interface TraceBackend {
+  upstream: ScriptedUpstream;
+  /** The trace's wire format (which upstream API the gateway must speak to it). */
+  format: WireFormat;
+  attempts: number;
+  /** What was served: 'demo' or the file's base name. */
+  name: string;
+}
+
+/** Largest trace file `scripted:` accepts (they are read whole). */
+export const MAX_TRACE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Start a scripted backend for `spec` (the part after `scripted:`): `demo` (the demo's turn: four
+ * calls over about 3 s, as OpenAI Chat) or a path to a `.trace.jsonl`, raw `.sse` or payload-per-line
+ * `.jsonl` recording in any wire format. The trace is served in real time (its `t` values); request
+ * N gets attempt N mod (number of attempts), whatever the path. Throws Error with a one-line
+ * message for a missing, unreadable or invalid file.
+ */
+export async function startTraceBackend(spec: string): Promise<TraceBackend> {
+  let trace: Trace;
+  let name: string;
+  if (spec === 'demo') {
+    trace = synthesizeTrace('openai-chat', demoScript(1));
+    name = 'demo';
+  } else {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(spec);
+    } catch {
+      throw new Error(`scripted: no such trace file "${spec}" (or use scripted:demo)`);
+    }
+    if (!st.isFile()) throw new Error(`scripted: "${spec}" is not a regular file`);
+    if (st.size > MAX_TRACE_BYTES) throw new Error(`scripted: "${spec}" is larger than ${MAX_TRACE_BYTES} bytes`);
+    try {
+      trace = parseTrace(fs.readFileSync(spec, 'utf8'));
+    } catch (e) {
+      throw new Error(`scripted: "${spec}": ${e instanceof Error ? e.message : String(e)}`);
+    }
+    name = path.basename(spec);
+  }
+  const scripts = scriptFromTrace(trace);
+  if (scripts.length === 0) throw new Error(`scripted: "${spec}" has no stream lines`);
+  const upstream = await startScriptedUpstream({ script: (req) => scripts[req.n % scripts.length]! });
+  return { upstream, format: trace.format, attempts: scripts.length, name };
 }

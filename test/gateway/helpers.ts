@@ -170,3 +170,25 @@ export async function eventually(cond: () => boolean, ms = 2000, what = 'conditi
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** An openai SDK client for a gateway (`/v1` base, no retries). */
+export function openaiClient(gwUrl: string): import('openai').default {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the openai SDK is only needed by the OpenAI-client tests
+  const OpenAI = (require('openai') as { default: typeof import('openai').default }).default;
+  return new OpenAI({ baseURL: `${gwUrl}/v1`, apiKey: 'dummy-key', maxRetries: 0, timeout: 20_000 });
+}
+
+/** Chat tool: read_file in OpenAI Chat shape. */
+export const READ_FILE_CHAT_TOOL = {
+  type: 'function' as const,
+  function: { name: READ_FILE_TOOL.name, description: READ_FILE_TOOL.description, parameters: READ_FILE_TOOL.input_schema },
+};
+
+/** Responses tool: read_file in OpenAI Responses shape. */
+export const READ_FILE_RESPONSES_TOOL = {
+  type: 'function' as const,
+  name: READ_FILE_TOOL.name,
+  description: READ_FILE_TOOL.description,
+  parameters: READ_FILE_TOOL.input_schema,
+  strict: false,
+};
