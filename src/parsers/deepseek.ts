@@ -28,7 +28,12 @@ const SECTION_OPEN = '<｜tool▁calls▁begin｜>';
  * Other spellings of the section opener that DeepSeek R1 (and its distills) write; llama.cpp's
  * DeepSeek R1 handler accepts the same set (its `tool_calls_begin` pattern).
  */
-const SECTION_OPEN_ALT = ['<｜tool_calls_begin｜>', '<｜tool calls begin｜>', '<｜tool\\_calls\\_begin｜>', '<｜tool▁calls｜>'];
+const SECTION_OPEN_ALT = [
+  '<｜tool_calls_begin｜>',
+  '<｜tool calls begin｜>',
+  '<｜tool\\_calls\\_begin｜>',
+  '<｜tool▁calls｜>',
+];
 const SECTION_OPENS = [SECTION_OPEN, ...SECTION_OPEN_ALT];
 const SECTION_CLOSE = '<｜tool▁calls▁end｜>';
 const CALL_OPEN = '<｜tool▁call▁begin｜>';

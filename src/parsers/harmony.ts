@@ -132,7 +132,9 @@ export class HarmonyParser extends BaseParser {
     }
     const h = parseHarmonyHeader(r.content);
     if (h.recipient !== undefined) {
-      const name = h.recipient.startsWith('functions.') ? h.recipient.slice('functions.'.length) : h.recipient;
+      const name = h.recipient.startsWith('functions.')
+        ? h.recipient.slice('functions.'.length)
+        : h.recipient;
       const call = new CallSlot(this.em);
       this.call = call;
       if (name) call.identity(name);
@@ -153,7 +155,8 @@ export class HarmonyParser extends BaseParser {
     if (this.mode === START && this.pos < this.buf.length) {
       // Cut inside a leading recipient header: markup when it reached a special token, else text.
       const rest = this.buf.slice(this.pos);
-      if (rest.includes('<|')) this.warn('parser.truncated_header', 'stream ended inside a harmony message header');
+      if (rest.includes('<|'))
+        this.warn('parser.truncated_header', 'stream ended inside a harmony message header');
       else this.emitText(rest);
     } else if (this.mode === HEADER && this.pos < this.buf.length) {
       this.warn('parser.truncated_header', 'stream ended inside a harmony message header');

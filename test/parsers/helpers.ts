@@ -122,7 +122,6 @@ export function runBytesAt(
 export const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const byteLen = (s: string): number => utf8(s).length;
 
-
 /** Cut offsets for chunks of min..max bytes. */
 export function randomCuts(length: number, min: number, max: number, rnd: () => number): number[] {
   const cuts: number[] = [];
@@ -132,4 +131,35 @@ export function randomCuts(length: number, min: number, max: number, rnd: () => 
     if (at >= length) return cuts;
     cuts.push(at);
   }
+}
+
+/** One input and the events it must give (warnings compared as their codes, in order). */
+export interface SplitCase {
+  family: string;
+  input: string;
+  expected: StreamEvent[];
+  warnings?: string[];
+  opts?: ParserOptions;
+}
+
+/**
+ * Whole, at every byte split (byte entry, streaming decoder) and at every UTF-16 split (string
+ * entry): the same merged events and the same warning codes.
+ */
+export function expectAtEverySplit(c: SplitCase): void {
+  const want = mergeEvents(c.expected);
+  const wantText = JSON.stringify(want);
+  const wantWarnings = c.warnings ?? [];
+  const check = (evs: StreamEvent[], where: string): void => {
+    const got = mergeEvents(evs.filter((e) => e.type !== 'warning'));
+    if (JSON.stringify(got) !== wantText) expect({ where, got }).toEqual({ where, got: want });
+    const warnings = evs.flatMap((e) => (e.type === 'warning' ? [e.code] : []));
+    if (warnings.join() !== wantWarnings.join())
+      expect({ where, warnings }).toEqual({ where, warnings: wantWarnings });
+  };
+  const bytes = utf8(c.input);
+  for (let cut = 0; cut < bytes.length; cut++)
+    check(runBytesAt(c.family, bytes, cut === 0 ? [] : [cut], c.opts).events, `byte split ${cut}`);
+  for (let cut = 1; cut < c.input.length; cut++)
+    check(runText(c.family, [c.input.slice(0, cut), c.input.slice(cut)], c.opts), `UTF-16 split ${cut}`);
 }

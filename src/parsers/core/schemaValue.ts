@@ -89,7 +89,8 @@ function compile(s: unknown, root: unknown, depth: number): ValueSchema | undefi
   };
   const t = s.type;
   if (typeof t === 'string' && JSON_TYPES.has(t)) add(t as JsonType);
-  else if (Array.isArray(t)) for (const x of t) if (typeof x === 'string' && JSON_TYPES.has(x)) add(x as JsonType);
+  else if (Array.isArray(t))
+    for (const x of t) if (typeof x === 'string' && JSON_TYPES.has(x)) add(x as JsonType);
 
   let values: unknown[] | undefined;
   if (Array.isArray(s.enum)) values = [...(s.enum as unknown[])];
@@ -193,7 +194,8 @@ export function typeValue(raw: string, s: ValueSchema | undefined, opts: TypingO
   }
   if (types.has('object') || types.has('array')) {
     const v = parseLoose(t, opts);
-    if ((types.has('object') && isObj(v)) || (types.has('array') && Array.isArray(v))) return JSON.stringify(v);
+    if ((types.has('object') && isObj(v)) || (types.has('array') && Array.isArray(v)))
+      return JSON.stringify(v);
   }
   return JSON.stringify(raw);
 }
@@ -257,7 +259,9 @@ class PyReader {
     if (c === '{') return this.dict(depth);
     if (c === '[' || c === '(') return this.list(depth, c === '[' ? ']' : ')');
     if (c === "'" || c === '"') return this.str();
-    const m = /^(?:True|False|None|-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)/.exec(s.slice(this.i, this.i + 64));
+    const m = /^(?:True|False|None|-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)/.exec(
+      s.slice(this.i, this.i + 64),
+    );
     if (!m) throw new Error('not a literal');
     this.i += m[0].length;
     if (m[0] === 'True') return true;

@@ -1,0 +1,326 @@
+/**
+ * Issue 12, open-model parser quirks: one describe per class, each case whole, at every byte split
+ * and at every UTF-16 split (expectAtEverySplit). The rules are in docs/parsers.md.
+ */
+import type { StreamEvent } from '../../src/wire/events';
+import type { ToolSpecLike } from '../../src/parsers';
+import { expectAtEverySplit, type SplitCase } from './helpers';
+
+const text = (t: string): StreamEvent => ({ type: 'text.delta', text: t });
+const thinking = (t: string): StreamEvent => ({ type: 'thinking.delta', text: t });
+const call = (index: number, name: string, args: unknown, id = `call_${index}`): StreamEvent[] => [
+  { type: 'call.identity', index, id, name },
+  { type: 'call.fragment', index, text: typeof args === 'string' ? args : JSON.stringify(args) },
+  { type: 'call.complete', index },
+];
+/** An OpenAI-shaped tool with these parameter schemas. */
+const tool = (
+  name: string,
+  properties: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): ToolSpecLike =>
+  ({
+    type: 'function',
+    function: { name, parameters: { type: 'object', properties, ...extra } },
+  }) as ToolSpecLike;
+
+interface Case extends SplitCase {
+  name: string;
+}
+
+function run(title: string, cases: Case[]): void {
+  describe(title, () => {
+    it.each(cases.map((c) => [c.name, c] as const))('%s', (_n, c) => expectAtEverySplit(c));
+  });
+}
+
+const DS = {
+  calls: '<｜tool▁calls▁begin｜>',
+  call: '<｜tool▁call▁begin｜>',
+  sep: '<｜tool▁sep｜>',
+  end: '<｜tool▁call▁end｜>',
+  callsEnd: '<｜tool▁calls▁end｜>',
+};
+const DSML = '｜DSML｜';
+
+run('quirk 1: whitespace in string values is kept, only what the chat template inserts is stripped', [
+  {
+    // vLLM PR 42026's example: GLM's template writes `<arg_value>{{ v }}</arg_value>`, nothing around v.
+    name: 'GLM keeps leading and trailing whitespace of a string value (schema: string)',
+    family: 'glm45',
+    opts: { tools: [tool('apply_diff', { string: { type: 'string' } })] },
+    input:
+      '<tool_call>apply_diff\n<arg_key>string</arg_key>\n<arg_value>    indented code    </arg_value>\n</tool_call>',
+    expected: call(0, 'apply_diff', { string: '    indented code    ' }),
+  },
+  {
+    name: 'GLM keeps it without a schema too (the value is not JSON)',
+    family: 'glm45',
+    input: '<tool_call>edit<arg_key>old</arg_key><arg_value>\tif x:\n\t\treturn 1\n</arg_value></tool_call>',
+    expected: call(0, 'edit', { old: '\tif x:\n\t\treturn 1\n' }),
+  },
+  {
+    name: 'GLM still trims around a typed value (schema: integer)',
+    family: 'glm45',
+    opts: { tools: [tool('f', { n: { type: 'integer' } })] },
+    input: '<tool_call>f\n<arg_key>n</arg_key>\n<arg_value> 42\n</arg_value>\n</tool_call>',
+    expected: call(0, 'f', { n: 42 }),
+  },
+  {
+    // Qwen3-Coder's template: '<parameter=' + name + '>\n' + value + '\n</parameter>\n'.
+    name: 'Qwen3-Coder strips only the newline after <parameter=K> and the one before </parameter>',
+    family: 'qwen3-coder',
+    opts: { tools: [tool('replace', { old_string: { type: 'string' } })] },
+    input:
+      '<tool_call>\n<function=replace>\n<parameter=old_string>\n    if x:\n        return 1\n\n</parameter>\n</function>\n</tool_call>',
+    expected: call(0, 'replace', { old_string: '    if x:\n        return 1\n' }),
+  },
+  {
+    // DSML encoding: `<｜DSML｜parameter name="k" string="true">{value}</｜DSML｜parameter>`, nothing around it.
+    name: 'DSML keeps the whitespace of a string="true" value',
+    family: 'deepseek-v4',
+    input:
+      `<${DSML}tool_calls>\n<${DSML}invoke name="write">\n` +
+      `<${DSML}parameter name="code" string="true">  x = 1\n</${DSML}parameter>\n</${DSML}invoke>\n</${DSML}tool_calls>`,
+    expected: call(0, 'write', { code: '  x = 1\n' }),
+  },
+]);
+
+const nullable = [
+  tool(
+    'q',
+    {
+      limit: { type: ['integer', 'null'] },
+      tag: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      mode: { oneOf: [{ enum: ['fast', 'slow'] }, { type: 'null' }] },
+      when: { $ref: '#/$defs/Stamp' },
+    },
+    { $defs: { Stamp: { type: ['number', 'null'] } } },
+  ),
+];
+
+run('quirk 2: nullable and union types (null becomes JSON null, not "null")', [
+  {
+    name: 'Qwen3-Coder: ["integer","null"] null → null, anyOf string|null keeps a string, $ref number|null',
+    family: 'qwen3-coder',
+    opts: { tools: nullable },
+    input:
+      '<tool_call>\n<function=q>\n<parameter=limit>\nnull\n</parameter>\n<parameter=tag>\nnullable\n</parameter>\n' +
+      '<parameter=mode>\nNone\n</parameter>\n<parameter=when>\n1.5\n</parameter>\n</function>\n</tool_call>',
+    expected: call(0, 'q', { limit: null, tag: 'nullable', mode: null, when: 1.5 }),
+  },
+  {
+    name: 'GLM: anyOf string|null with null → null; enum value kept; integer|null with a number',
+    family: 'glm45',
+    opts: { tools: nullable },
+    input:
+      '<tool_call>q<arg_key>tag</arg_key><arg_value>null</arg_value><arg_key>mode</arg_key><arg_value>fast</arg_value>' +
+      '<arg_key>limit</arg_key><arg_value>7</arg_value></tool_call>',
+    expected: call(0, 'q', { tag: null, mode: 'fast', limit: 7 }),
+  },
+  {
+    name: 'GLM: a string that starts like null stays a string ("nul", "null and void")',
+    family: 'glm45',
+    opts: { tools: nullable },
+    input:
+      '<tool_call>q<arg_key>tag</arg_key><arg_value>nul</arg_value></tool_call>' +
+      '<tool_call>q<arg_key>tag</arg_key><arg_value> null and void</arg_value></tool_call>',
+    expected: [...call(0, 'q', { tag: 'nul' }), ...call(1, 'q', { tag: ' null and void' })],
+  },
+  {
+    name: 'DSML: string="false" null with a nullable integer → null',
+    family: 'deepseek-v4',
+    opts: { tools: nullable },
+    input: `<${DSML}invoke name="q">\n<${DSML}parameter name="limit" string="false">null</${DSML}parameter>\n</${DSML}invoke>`,
+    expected: call(0, 'q', { limit: null }),
+  },
+]);
+
+run('quirk 3: Gemma 4 quoted object keys', [
+  {
+    name: 'Gemma 4 {<|"|>3<|"|>:<|"|>new text<|"|>} parses to key "3"',
+    family: 'gemma4',
+    input: '<|tool_call>call:edit_lines{<|"|>3<|"|>:<|"|>new text<|"|>,<|"|>a b<|"|> :1}<tool_call|>',
+    expected: call(0, 'edit_lines', { '3': 'new text', 'a b': 1 }),
+  },
+  {
+    name: 'nested quoted keys, FunctionGemma <escape> too',
+    family: 'functiongemma',
+    input: '<start_function_call>call:patch{lines:{<escape>10<escape>:<escape>x<escape>}}<end_function_call>',
+    expected: call(0, 'patch', { lines: { '10': 'x' } }),
+  },
+]);
+
+run('quirk 4: GPT-OSS recipient in the role header', [
+  {
+    // The prompt ends with `<|start|>assistant`; the model continues the header with its recipient.
+    name: 'output starting " to=functions.NAME<|channel|>commentary json<|message|>" is a call',
+    family: 'gpt-oss',
+    input: ' to=functions.get_weather<|channel|>commentary json<|message|>{"location":"Tokyo"}<|call|>',
+    expected: call(0, 'get_weather', '{"location":"Tokyo"}'),
+  },
+  {
+    name: 'the <|channel|>commentary to=functions.NAME order',
+    family: 'gpt-oss',
+    input:
+      '<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"Paris"}<|call|>',
+    expected: [thinking('Need weather.'), ...call(0, 'get_weather', '{"location":"Paris"}')],
+  },
+  {
+    name: 'a final answer that starts with "to" is text',
+    family: 'gpt-oss',
+    input: 'to be or not to be',
+    expected: [text('to be or not to be')],
+  },
+]);
+
+run('quirk 5: a call section ends an unclosed reasoning block', [
+  {
+    name: 'Kimi K2: <|tool_calls_section_begin|> inside <think> ends it; the call is found',
+    family: 'kimi-k2',
+    input:
+      '<think>I should check the weather.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0' +
+      '<|tool_call_argument_begin|>{"city": "Beijing"}<|tool_call_end|><|tool_calls_section_end|>',
+    expected: [
+      thinking('I should check the weather.'),
+      ...call(0, 'get_weather', '{"city": "Beijing"}', 'functions.get_weather:0'),
+    ],
+  },
+  {
+    name: 'DeepSeek V3.1 (thinking opened by the template): the section ends the reasoning',
+    family: 'deepseek-v3.1',
+    opts: { startInReasoning: true },
+    input: `The user wants Paris.${DS.calls}${DS.call}get_weather${DS.sep}{"city": "Paris"}${DS.end}${DS.callsEnd}`,
+    expected: [thinking('The user wants Paris.'), ...call(0, 'get_weather', '{"city": "Paris"}')],
+  },
+  {
+    name: 'DeepSeek V3.1: a bare call opener inside <think> too',
+    family: 'deepseek-v3.1',
+    input: `<think>ok${DS.call}ls${DS.sep}{}${DS.end}`,
+    expected: [thinking('ok'), ...call(0, 'ls', '{}')],
+  },
+]);
+
+run('quirk 6: Llama 3 JSON parallel calls separated by newlines', [
+  {
+    name: 'two calls one per line at the start of the output',
+    family: 'llama3',
+    input:
+      '{"name": "get_weather", "parameters": {"city": "Paris"}}\n{"name": "get_time", "parameters": {"tz": "CET"}}',
+    expected: [...call(0, 'get_weather', '{"city": "Paris"}'), ...call(1, 'get_time', '{"tz": "CET"}')],
+  },
+  {
+    name: 'after <|python_tag|>, mixed ; and newline separators',
+    family: 'llama3',
+    input:
+      '<|python_tag|>{"name": "a", "parameters": {}};\n{"name": "b", "parameters": {}}\n\n{"name": "c", "parameters": {"x": 1}}<|eom_id|>',
+    expected: [...call(0, 'a', '{}'), ...call(1, 'b', '{}'), ...call(2, 'c', '{"x": 1}')],
+  },
+  {
+    name: 'a JSON object on the next line that is not a call is text',
+    family: 'llama3',
+    input: '{"name": "a", "parameters": {}}\n{"result": 1}',
+    expected: [...call(0, 'a', '{}'), text('\n{"result": 1}')],
+  },
+]);
+
+run("quirk 7: Mistral keeps the model's own call id", [
+  {
+    // The Mistral v0.3 chat template writes `, "id": "<9 chars>"` after the arguments.
+    name: '[TOOL_CALLS][{…, "id": "123456789"}] keeps id 123456789',
+    family: 'mistral',
+    input:
+      '[TOOL_CALLS] [{"name": "get_current_weather", "arguments": {"location": "Paris, France", "format": "celsius"}, "id": "123456789"}]',
+    expected: [
+      { type: 'call.identity', index: 0, name: 'get_current_weather' },
+      { type: 'call.fragment', index: 0, text: '{"location": "Paris, France", "format": "celsius"}' },
+      { type: 'call.identity', index: 0, id: '123456789' },
+      { type: 'call.complete', index: 0 },
+    ],
+  },
+  {
+    name: 'the [CALL_ID] form',
+    family: 'mistral',
+    input: '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}',
+    expected: call(0, 'get_weather', '{"city": "Paris"}', 'a1B2c3D4e'),
+  },
+]);
+
+run('quirk 8: repairs the reference servers make', [
+  {
+    name: 'Kimi: an id whose name part is not a valid tool name is dropped (never run invalid.0)',
+    family: 'kimi-k2',
+    input:
+      '<|tool_calls_section_begin|><|tool_call_begin|>functions.invalid.0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|>' +
+      '<|tool_call_begin|>functions.get_weather:1<|tool_call_argument_begin|>{"city": "Tokyo"}<|tool_call_end|><|tool_calls_section_end|>',
+    expected: call(0, 'get_weather', '{"city": "Tokyo"}', 'functions.get_weather:1'),
+    warnings: ['parser.invalid_call'],
+  },
+  {
+    name: 'Kimi with tools: an unknown name is dropped, a client-sanitised id (functions_NAME_N) maps to its tool',
+    family: 'kimi-k2',
+    opts: { tools: [tool('get_weather', { city: { type: 'string' } })] },
+    input:
+      '<|tool_calls_section_begin|><|tool_call_begin|>functions.rm_rf:0<|tool_call_argument_begin|>{}<|tool_call_end|>' +
+      '<|tool_call_begin|>functions_get_weather_1<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|>',
+    expected: call(0, 'get_weather', '{"city": "Oslo"}', 'functions_get_weather_1'),
+    warnings: ['parser.invalid_call'],
+  },
+  {
+    // SGLang PR 12456: GLM 4.x wrote an array argument with backslash-escaped quotes.
+    name: 'GLM: backslash-escaped JSON inside a value is decoded',
+    family: 'glm45',
+    opts: { tools: [tool('todo_write', { todos: { type: 'array' } })] },
+    input:
+      '<tool_call>todo_write\n<arg_key>todos</arg_key>\n<arg_value>[{\\"id\\": \\"1\\", \\"task\\": \\"检查后端代码\\", \\"status\\": \\"in_progress\\"}]</arg_value>\n</tool_call>',
+    expected: call(0, 'todo_write', { todos: [{ id: '1', task: '检查后端代码', status: 'in_progress' }] }),
+  },
+  {
+    name: 'GLM: the same without a schema',
+    family: 'glm45',
+    input: '<tool_call>f<arg_key>o</arg_key><arg_value>{\\"a\\": [1, \\"x\\"]}</arg_value></tool_call>',
+    expected: call(0, 'f', { o: { a: [1, 'x'] } }),
+  },
+  {
+    name: 'Qwen3-Coder: Python literals (True/False/None, single quotes, tuples) in typed and untyped values',
+    family: 'qwen3-coder',
+    opts: {
+      tools: [
+        tool('search', { opts: { type: 'object' }, flag: { type: 'boolean' }, ids: { type: 'array' } }),
+      ],
+    },
+    input:
+      "<tool_call>\n<function=search>\n<parameter=opts>\n{'recursive': True, 'depth': None, 'names': ['a', \"b's\"]}\n</parameter>\n" +
+      '<parameter=flag>\nFalse\n</parameter>\n<parameter=ids>\n(1, 2)\n</parameter>\n' +
+      "<parameter=extra>\n{'k': 'v'}\n</parameter>\n</function>\n</tool_call>",
+    expected: call(0, 'search', {
+      opts: { recursive: true, depth: null, names: ['a', "b's"] },
+      flag: false,
+      ids: [1, 2],
+      extra: { k: 'v' },
+    }),
+  },
+  ...[
+    '<｜tool_calls_begin｜>',
+    '<｜tool calls begin｜>',
+    '<｜tool\\_calls\\_begin｜>',
+    '<｜tool▁calls｜>',
+  ].map((opener): Case => ({
+    name: `DeepSeek R1: the alternate section opener ${opener}`,
+    family: 'deepseek-r1',
+    input: `<think>hm</think>${opener}${DS.call}function${DS.sep}get_weather\n\`\`\`json\n{"city": "Paris"}\n\`\`\`${DS.end}${DS.callsEnd}`,
+    expected: [thinking('hm'), ...call(0, 'get_weather', '{"city": "Paris"}')],
+  })),
+  {
+    name: 'Llama 3: an invalid call object followed by a valid call: the valid one is read',
+    family: 'llama3',
+    input:
+      '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"} "units": "C"}\n{"name": "get_time", "parameters": {"tz": "CET"}}',
+    expected: [
+      { type: 'call.identity', index: 0, id: 'call_0', name: 'get_weather' },
+      { type: 'call.fragment', index: 0, text: '{"city": "Paris"}' },
+      ...call(1, 'get_time', '{"tz": "CET"}'),
+    ],
+    warnings: ['parser.malformed_call'],
+  },
+]);
