@@ -35,47 +35,31 @@
  *   is only a prefix of `all` is dropped (a cut recipient header); another bare word is text.
  */
 import { BaseParser, TEXT } from './core/base';
-import { CallSlot } from './core/emitter';
-import { H_DONE, H_STOP, JsonValueScanner } from './core/json';
+import { CallSlot, type Emitter } from './core/emitter';
+import { H_DONE, JsonValueScanner } from './core/json';
 import { MarkerSet } from './core/markers';
 import { CallName } from './core/name';
 import { ParamObject, ToolSchemas, type ValueSink } from './core/params';
+import { JsonBlockParser, stdEnvelope, type BlockKind } from './jsonBlock';
 import type { ParserOptions } from './types';
 
-const NAME_CAP = 256;
 const WS_CAP = 64;
 const NAME_RE = /^[A-Za-z0-9_.:-]+$/;
 const EOM = '<|eom_id|>';
 const EOT = '<|eot_id|>';
-const codeEndSet = new MarkerSet([EOM, EOT]);
 
-/** Shared by both versions: a JSON argument object read with the core scanner, and code calls. */
-abstract class FunctionaryBase extends BaseParser {
-  protected readonly schemas: ToolSchemas;
-  protected call: CallSlot | null = null;
-  protected scanner: JsonValueScanner | null = null;
-  protected params: ParamObject | null = null;
-  protected value: ValueSink | null = null;
+/** A code call (`python`): arguments `{"code": "…"}` streamed from the raw code. */
+class CodeCall {
+  private call: CallSlot | null = null;
+  private params: ParamObject | null = null;
+  private value: ValueSink | null = null;
 
-  constructor(family: string, openers: string[], strip: string[], opts: ParserOptions) {
-    super({ family, openers, strip, plainText: true }, opts);
-    this.schemas = new ToolSchemas(opts.tools);
-  }
+  constructor(
+    private readonly em: Emitter,
+    private readonly schemas: ToolSchemas,
+  ) {}
 
-  /** The call is confirmed: identity, and its arguments read as JSON. */
-  protected startJson(name: string): void {
-    this.lit = '';
-    this.confirmMarkup();
-    const call = new CallSlot(this.em);
-    call.identity(name);
-    this.call = call;
-    this.scanner = new JsonValueScanner();
-  }
-
-  /** A code call (`python`): arguments `{"code": "…"}` streamed from the raw code. */
-  protected startCode(name: string): void {
-    this.lit = '';
-    this.confirmMarkup();
+  start(name: string): void {
     const call = new CallSlot(this.em);
     call.identity(name);
     this.call = call;
@@ -83,20 +67,15 @@ abstract class FunctionaryBase extends BaseParser {
     this.value = this.params.open('code', 'string');
   }
 
-  /** Streams the code up to a marker of `set` (consumed); the call completes there. */
-  protected stepCode(set: MarkerSet): string | null {
-    const sink = this.value as ValueSink;
-    const m = this.streamUntil(set, (s) => sink.push(s), true);
-    if (m === null) return null;
-    this.params?.close();
-    this.finishCall();
-    return m;
+  push(s: string): void {
+    this.value?.push(s);
   }
 
-  protected finishCall(): void {
+  /** The code ended: `"}` and `call.complete`. */
+  end(): void {
+    this.params?.close();
     this.call?.complete();
     this.call = null;
-    this.scanner = null;
     this.params = null;
     this.value = null;
   }
@@ -104,121 +83,58 @@ abstract class FunctionaryBase extends BaseParser {
 
 // ---- v3.1 ------------------------------------------------------------------------------------
 
-const FN = '<function=';
 const FN_CLOSE = '</function>';
 const PY = '<|python_tag|>';
+/** Modes of JsonBlockParser are 10–17. */
+const CODE = 30;
 
-const NAME = 10;
-const PRE = 11;
-const ARGS = 12;
-const POST = 13;
-const CODE = 14;
+const FUNCTION: BlockKind = {
+  open: '<function=',
+  close: FN_CLOSE,
+  object: true,
+  array: false,
+  named: NAME_RE,
+};
+const codeEndSet = new MarkerSet([EOM, EOT]);
 
-const gtSet = new MarkerSet(['>']);
-
-export class FunctionaryV31Parser extends FunctionaryBase {
-  private name = '';
-  private skipStop = -1;
+export class FunctionaryV31Parser extends JsonBlockParser {
+  private readonly codeCall: CodeCall;
 
   constructor(opts: ParserOptions = {}) {
-    super('functionary-v3.1', [FN, PY], [FN_CLOSE, EOM, EOT], opts);
+    super(
+      {
+        family: 'functionary-v3.1',
+        openers: [PY],
+        blocks: [FUNCTION],
+        strip: [FN_CLOSE, EOM, EOT],
+        plainText: true,
+        envelope: stdEnvelope,
+      },
+      opts,
+    );
+    this.codeCall = new CodeCall(this.em, new ToolSchemas(opts.tools));
   }
 
-  protected onTextMarker(m: string): void {
-    if (m === PY) {
-      this.startCode('python');
-      this.mode = CODE;
-      return;
-    }
-    this.lit = FN;
-    this.mode = NAME;
+  protected override onTextMarker(m: string): void {
+    if (m !== PY) return super.onTextMarker(m);
+    this.confirmMarkup();
+    this.codeCall.start('python');
+    this.mode = CODE;
   }
 
   protected override stepFamily(): boolean {
-    switch (this.mode) {
-      case NAME: {
-        const r = this.readUntil(gtSet, NAME_CAP);
-        if (r === null) return false;
-        if (r === undefined) return this.literal();
-        const name = r.content.trim();
-        this.lit += r.content + '>';
-        if (!NAME_RE.test(name)) return this.literal();
-        this.name = name;
-        this.mode = PRE;
-        return true;
-      }
-      case PRE: {
-        const ws = this.openerWs(this.lit.length + WS_CAP);
-        if (ws !== undefined) return ws;
-        if (this.buf.charCodeAt(this.pos) !== 123 /* { */) return this.literal();
-        this.startJson(this.name);
-        this.mode = ARGS;
-        return true;
-      }
-      case ARGS: {
-        const sc = this.scanner as JsonValueScanner;
-        const call = this.call as CallSlot;
-        this.pos = sc.feed(
-          this.buf,
-          this.pos,
-          this.buf.length,
-          (s) => call.fragment(s),
-          60 /* < */,
-          this.skipStop,
-        );
-        this.skipStop = -1;
-        if (sc.halt === H_DONE) {
-          this.mode = POST;
-          return true;
-        }
-        if (sc.halt === H_STOP) {
-          const t = this.take(FN_CLOSE);
-          if (t === 'maybe') return false;
-          if (t === 'yes') {
-            this.warn('parser.unclosed_call', '</function> inside the argument JSON; call completed there');
-            return this.close();
-          }
-          this.skipStop = this.pos;
-          return true;
-        }
-        return false;
-      }
-      case POST: {
-        const from = this.pos;
-        this.skipWs();
-        if (this.atEnd) {
-          this.pos = from;
-          return false;
-        }
-        const t = this.take(FN_CLOSE);
-        if (t === 'maybe') return false;
-        if (t === 'no') {
-          this.pos = from;
-          this.warn('parser.unclosed_call', 'argument JSON closed without </function>; call completed there');
-        }
-        return this.close();
-      }
-      case CODE: {
-        if (this.stepCode(codeEndSet) === null) return false;
-        this.afterMarkup();
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private close(): boolean {
-    this.finishCall();
+    if (this.mode !== CODE) return super.stepFamily();
+    const m = this.streamUntil(codeEndSet, (s) => this.codeCall.push(s), true);
+    if (m === null) return false;
+    this.codeCall.end();
     this.afterMarkup();
     return true;
   }
 
   protected override finishFamily(): void {
-    if (this.mode === NAME || this.mode === PRE) {
-      this.warn('parser.truncated_call', 'stream ended inside <function=…> before the arguments');
-    } else {
-      this.warn('parser.unclosed_call', 'stream ended inside a call; left without completion');
-    }
+    if (this.mode === CODE)
+      this.warn('parser.unclosed_call', 'stream ended inside python code; left without completion');
+    else super.finishFamily();
   }
 }
 
@@ -232,14 +148,18 @@ const RCODE = 13;
 
 const codeOrNextSet = new MarkerSet([RECIPIENT, EOM, EOT]);
 
-export class FunctionaryV32Parser extends FunctionaryBase {
+export class FunctionaryV32Parser extends BaseParser {
   private readonly recipient = new CallName(WS_CAP, NAME_RE, (c) => c === 10, false);
+  private readonly codeCall: CodeCall;
+  private call: CallSlot | null = null;
+  private scanner: JsonValueScanner | null = null;
   private name = '';
   /** The recipient being read is the output's first line (its `>>>` was in the prompt). */
   private atStart = true;
 
   constructor(opts: ParserOptions = {}) {
-    super('functionary-v3.2', [RECIPIENT], [EOM, EOT], opts);
+    super({ family: 'functionary-v3.2', openers: [RECIPIENT], strip: [EOM, EOT], plainText: true }, opts);
+    this.codeCall = new CodeCall(this.em, new ToolSchemas(opts.tools));
     this.mode = RECIP;
   }
 
@@ -270,30 +190,37 @@ export class FunctionaryV32Parser extends FunctionaryBase {
       case RPRE: {
         const ws = this.openerWs(this.lit.length + WS_CAP);
         if (ws !== undefined) return ws;
-        if (this.buf.charCodeAt(this.pos) === 123 /* { */) {
-          this.startJson(this.name);
+        const json = this.buf.charCodeAt(this.pos) === 123; /* { */
+        if (!json && this.name !== 'python') return this.literal();
+        this.lit = '';
+        this.confirmMarkup();
+        if (json) {
+          const call = new CallSlot(this.em);
+          call.identity(this.name);
+          this.call = call;
+          this.scanner = new JsonValueScanner();
           this.mode = RARGS;
-          return true;
-        }
-        if (this.name === 'python') {
-          this.startCode('python');
+        } else {
+          this.codeCall.start(this.name);
           this.mode = RCODE;
-          return true;
         }
-        return this.literal();
+        return true;
       }
       case RARGS: {
         const sc = this.scanner as JsonValueScanner;
         const call = this.call as CallSlot;
         this.pos = sc.feed(this.buf, this.pos, this.buf.length, (s) => call.fragment(s));
         if (sc.halt !== H_DONE) return false;
-        this.finishCall();
+        call.complete();
+        this.call = null;
+        this.scanner = null;
         this.afterMarkup();
         return true;
       }
       case RCODE: {
-        const m = this.stepCode(codeOrNextSet);
+        const m = this.streamUntil(codeOrNextSet, (s) => this.codeCall.push(s), true);
         if (m === null) return false;
+        this.codeCall.end();
         if (m === RECIPIENT) {
           this.lit = RECIPIENT;
           this.atStart = false;

@@ -52,6 +52,11 @@ export interface BlockKind {
   array: boolean;
   /** The opener is text when it follows a letter, digit or `_` (`myfunctools[`). */
   wordStart?: boolean;
+  /**
+   * `<function=NAME>{args}`: the opener is followed by a call name matching this pattern and `>`;
+   * the body is then the argument object itself (identity at `>`).
+   */
+  named?: RegExp;
 }
 
 export interface JsonBlockSpec extends BaseSpec {
@@ -66,8 +71,11 @@ const ARRAY = 13;
 const ITEM = 14;
 const ARRAY_POST = 15;
 const SKIP = 16;
+const HEADER = 17;
 
 const WS_CAP = 64;
+const NAME_CAP = 256;
+const gtSet = new MarkerSet(['>']);
 
 function isWordChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
@@ -81,6 +89,7 @@ export class JsonBlockParser extends BaseParser {
   private call: CallSlot | null = null;
   private env: Envelope | null = null;
   private skipStop = -1;
+  private headerName = '';
   /** Last character given to text (for the `wordStart` rule); 10 (newline) at the start. */
   private lastChar = 10;
 
@@ -105,12 +114,22 @@ export class JsonBlockParser extends BaseParser {
     this.kind = kind;
     this.closeSet = kind.close === null ? null : new MarkerSet([kind.close]);
     this.lit = m;
-    this.mode = PRE;
+    this.mode = kind.named ? HEADER : PRE;
   }
 
   protected override stepFamily(): boolean {
     const kind = this.kind as BlockKind;
     switch (this.mode) {
+      case HEADER: {
+        const r = this.readUntil(gtSet, NAME_CAP);
+        if (r === null) return false;
+        if (r === undefined) return this.literal();
+        this.lit += r.content + '>';
+        this.headerName = r.content.trim();
+        if (!(kind.named as RegExp).test(this.headerName)) return this.literal();
+        this.mode = PRE;
+        return true;
+      }
       case PRE: {
         const ws = this.openerWs(kind.open.length + WS_CAP);
         if (ws !== undefined) return ws;
@@ -246,7 +265,11 @@ export class JsonBlockParser extends BaseParser {
   private newCall(): void {
     const call = new CallSlot(this.em);
     this.call = call;
-    this.env = this.factory({ name: (n) => call.identity(n), args: (s) => call.fragment(s) });
+    const h: EnvelopeHandler = { name: (n) => call.identity(n), args: (s) => call.fragment(s) };
+    if (this.kind?.named) {
+      call.identity(this.headerName);
+      this.env = new ArgsEnvelope(h);
+    } else this.env = this.factory(h);
   }
 
   private completeCall(): void {
@@ -279,7 +302,7 @@ export class JsonBlockParser extends BaseParser {
 
   protected override finishFamily(): void {
     const kind = this.kind;
-    if (this.mode === PRE) {
+    if (this.mode === PRE || this.mode === HEADER) {
       this.warn('parser.truncated_call', `stream ended right after ${kind?.open ?? 'a call opener'}`);
     } else if (this.mode === OBJ || this.mode === ITEM || this.mode === SKIP) {
       this.warn('parser.unclosed_call', 'stream ended inside a call; left without completion');
@@ -291,6 +314,23 @@ export class JsonBlockParser extends BaseParser {
     } else if (this.mode === ARRAY && kind?.close != null) {
       this.warn('parser.unclosed_section', 'stream ended inside the JSON array of calls');
     }
+  }
+}
+
+/** The argument object alone (the name came before it): passed through by the core scanner. */
+class ArgsEnvelope implements Envelope {
+  halt = H_END;
+  private readonly sc = new JsonValueScanner();
+  private readonly emit: (s: string) => void;
+
+  constructor(h: EnvelopeHandler) {
+    this.emit = (s: string) => h.args(s);
+  }
+
+  feed(buf: string, pos: number, end: number, stop = -1, noStopAt = -1): number {
+    const i = this.sc.feed(buf, pos, end, this.emit, stop, noStopAt);
+    this.halt = this.sc.halt;
+    return i;
   }
 }
 
