@@ -29,7 +29,6 @@ import { PythonicParser } from './pythonic';
 import { SeedOssParser } from './seedoss';
 import { XlamParser } from './xlam';
 import type { ByteParser, FamilyParser, ParserOptions } from './types';
-import type { ByteParser, FamilyParser, ParserOptions } from './types';
 
 export interface FamilyInfo {
   name: string;
