@@ -26,7 +26,7 @@
 import { type BaseSpec, TEXT } from './core/base';
 import type { CallSlot } from './core/emitter';
 import { H_DONE, H_FAIL, H_STOP, type JsonEnvelope } from './core/json';
-import { JsonCallsParser } from './core/jsonCalls';
+import { ARRAY_SKIP, JsonCallsParser } from './core/jsonCalls';
 import { MarkerSet } from './core/markers';
 import type { ParserOptions } from './types';
 
@@ -92,7 +92,10 @@ export class TaggedJsonParser extends JsonCallsParser {
         return this.stepObject();
       case POST:
         return this.stepPost();
-      case SKIP: {
+      // A malformed array is skipped here too: the array reader keeps one closer per parser, this
+      // family may have several (xLAM: ``` and </tool_call>).
+      case SKIP:
+      case ARRAY_SKIP: {
         const close = (this.cur as JsonSection).close as string;
         let set = this.skipSets.get(close);
         if (set === undefined) {

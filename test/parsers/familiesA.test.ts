@@ -274,6 +274,91 @@ describe('batch A registry', () => {
   });
 });
 
+describe('batch A: arbitrary markup soup never throws and keeps the event contract', () => {
+  const PIECES = [
+    '<think>',
+    '</think>',
+    '<seed:think>',
+    '</seed:think>',
+    '<tool_call>',
+    '</tool_call>',
+    '<tool_calls>',
+    '</tool_calls>',
+    '<|tool_call|>',
+    '<longcat_tool_call>',
+    '</longcat_tool_call>',
+    '<minimax:tool_call>',
+    '</minimax:tool_call>',
+    '<invoke name="f">',
+    '</invoke>',
+    '<parameter name="a">',
+    '</parameter>',
+    '<seed:tool_call>',
+    '<function=g>',
+    '</function>',
+    '<parameter=b>',
+    '<|python_start|>',
+    '[f(',
+    'x=',
+    "'s'",
+    '"q"',
+    '(',
+    ')',
+    '[',
+    ']',
+    '{',
+    '}',
+    '{"name": "h", "arguments": ',
+    '"k": ',
+    '1',
+    'True',
+    ',',
+    ':',
+    ' ',
+    '\n',
+    '\\',
+    '```json\n',
+    '```',
+    '<answer>',
+    '<response>',
+    'text ',
+    '東京',
+    '🚀',
+  ];
+  const FAMILIES = ['pythonic', 'minimax-m2', 'seed-oss', 'granite', 'xlam', 'hunyuan', 'ernie45', 'longcat'];
+  it.each(FAMILIES)('%s', (family) => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...PIECES), { maxLength: 40 }),
+        fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 8 }),
+        (parts, sizes) => {
+          const input = parts.join('');
+          const chunks: string[] = [];
+          for (let at = 0, k = 0; at < input.length; k++) {
+            chunks.push(input.slice(at, at + sizes[k % sizes.length]));
+            at += sizes[k % sizes.length];
+          }
+          const evs = runText(family, chunks);
+          const seen = new Set<number>();
+          const done = new Set<number>();
+          for (const e of evs) {
+            if (e.type === 'call.identity' || e.type === 'call.fragment') {
+              expect(done.has(e.index)).toBe(false);
+              seen.add(e.index);
+            } else if (e.type === 'call.complete') {
+              expect(seen.has(e.index) && !done.has(e.index)).toBe(true);
+              done.add(e.index);
+            }
+          }
+          // Indices are 0..n-1 in order of appearance.
+          expect([...seen]).toEqual([...seen].map((_x, i) => i));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
+
 // ---- look-alikes -----------------------------------------------------------------------------
 
 interface Lookalike {
@@ -408,6 +493,14 @@ const LOOKALIKES: Lookalike[] = [
     input: 'ok[TOOL_CALLS][{"name": "f", "arguments": {}}, 7] tail',
     expected: [text('ok'), ...call(0, 'f', '{}'), text('7] tail')],
     warnings: ['parser.malformed_call'],
+  },
+  {
+    name: 'a malformed array is skipped to its own section closer (fence, then tags)',
+    family: 'xlam',
+    input:
+      '```json\n[{"name": "f", "arguments": {}}, 5]\n```\nok<tool_call>[{"name": "g", "arguments": {}}, 6]</tool_call>tail',
+    expected: [...call(0, 'f', '{}'), text('\nok'), ...call(1, 'g', '{}'), text('tail')],
+    warnings: ['parser.malformed_call', 'parser.malformed_call'],
   },
   // hunyuan
   verbatim(
