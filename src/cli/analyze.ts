@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { numberFlag, parseArgs, UsageError } from './args';
-import { readToolsFile, readTraceFile } from './replay';
+import { checkFormatFlag, parseTraceText, readToolsFile, readTraceFile } from './replay';
+import { CliError, readInputText, statInput } from './input';
 import { replayTrace, type ReplayReport } from '../trace/replay';
 import { parseTrace, type SimToolSpec, type Trace, TraceError } from '../trace/trace';
 import type { WireFormat } from '../wire/events';
@@ -26,7 +27,9 @@ Options:
   --markdown          print the summary as a Markdown table (for docs)
   -h, --help          this help
 
-Exit codes: 0 ok (an input that cannot be read is reported in its row), 2 usage error.
+Exit codes: 0 every input analyzed; 1 an input could not be analyzed (reported in its row and
+on stderr) or a directory held no trace files; 2 usage error. Inputs are regular files only,
+at most SLUICE_MAX_INPUT_BYTES (default 256 MiB) each.
 `;
 
 const SPEC = {
@@ -78,26 +81,45 @@ const INPUT_RE = /\.(trace\.jsonl|jsonl|sse|json|txt)$/i;
 export function collectInputs(args: string[]): string[] {
   const out: string[] = [];
   const walk = (p: string): void => {
-    const st = fs.statSync(p);
-    if (st.isDirectory()) {
-      for (const e of fs.readdirSync(p).sort()) {
-        if (e.startsWith('.') || e === 'node_modules') continue;
-        const q = path.join(p, e);
-        if (fs.statSync(q).isDirectory()) walk(q);
-        else if (INPUT_RE.test(e) && (!/\.json$/i.test(e) || isStreamJson(q))) out.push(q);
+    let entries: string[];
+    try {
+      entries = fs.readdirSync(p).sort();
+    } catch (err) {
+      throw new CliError(`${p}: cannot list the directory (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    for (const e of entries) {
+      if (e.startsWith('.') || e === 'node_modules') continue;
+      const q = path.join(p, e);
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(q);
+      } catch {
+        continue; // a dangling link or a file that vanished: not an input
       }
-    } else out.push(p);
+      if (st.isDirectory()) walk(q);
+      // Only regular files: a FIFO or device in a directory is skipped, never opened.
+      else if (st.isFile() && INPUT_RE.test(e) && (!/\.json$/i.test(e) || isStreamJson(q))) out.push(q);
+    }
   };
   for (const a of args) {
     if (!fs.existsSync(a)) throw new UsageError(`no such file or directory: ${a}`);
-    walk(a);
+    if (statInput(a).isDirectory()) {
+      const before = out.length;
+      walk(a);
+      if (out.length === before) throw new CliError(`${a}: no trace files (.trace.jsonl, .jsonl, .sse, .json, .txt) in this directory`);
+    } else out.push(a); // a named file is read (and checked) like every input
   }
   return out;
 }
 
 /** In a directory, a `.json` file is a recording only when it is a Dynamo raw stream (not package.json). */
 function isStreamJson(file: string): boolean {
-  const fd = fs.openSync(file, 'r');
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return false;
+  }
   try {
     const buf = Buffer.alloc(4096);
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
@@ -121,10 +143,12 @@ function dynamoRawToLines(text: string): string | undefined {
 
 function loadTrace(file: string, format: string | undefined, pace: number): Trace {
   if (/\.json$/i.test(file)) {
-    const lines = dynamoRawToLines(fs.readFileSync(file, 'utf8'));
+    const text = readInputText(file);
+    const lines = dynamoRawToLines(text);
     if (lines !== undefined) {
       return parseTrace(lines, { format: (format as WireFormat | undefined) ?? 'openai-chat', paceMs: pace });
     }
+    return parseTraceText(file, text, format, pace);
   }
   return readTraceFile(file, format, pace);
 }
@@ -260,6 +284,7 @@ export async function run(argv: string[]): Promise<number> {
   const format = flags.format as string | undefined;
   // Open-model text formats need the text parsers (they register themselves when loaded).
   if (format?.startsWith('text:')) await import('../parsers');
+  checkFormatFlag(format);
   const files = collectInputs(positionals);
   const rows: Analysis[] = [];
   for (const file of files) {
@@ -275,5 +300,7 @@ export async function run(argv: string[]): Promise<number> {
   if (flags.json) process.stdout.write(rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
   else if (flags.markdown) process.stdout.write(markdownTable(rows));
   else process.stdout.write(rows.map(formatAnalysis).join('\n'));
-  return 0;
+  const failed = rows.filter((r) => r.error !== undefined);
+  for (const r of failed) process.stderr.write(`sluice analyze: ${r.error!.startsWith(r.file) ? '' : `${r.file}: `}${r.error}\n`);
+  return failed.length > 0 ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { UsageError } from './args';
+import { CliError } from './input';
 import { registerTextParsers } from '../parsers';
 
 /**
@@ -48,12 +49,28 @@ ${Object.entries(COMMANDS)
   .map(([n, c]) => `  ${n.padEnd(9)} ${c.summary}`)
   .join('\n')}
 
-Exit codes: 0 ok, 1 the run failed (bad trace, upstream error), 2 usage error.
+Exit codes: 0 ok, 1 the run failed (one line on stderr), 2 usage error (bad flag, unknown
+format, missing or unreadable kind of input file). --debug (or SLUICE_DEBUG=1) adds stack traces.
 `;
 
-export async function main(argv: string[]): Promise<number> {
+/** `--debug` anywhere (removed from argv) or SLUICE_DEBUG=1: failures print their stack trace. */
+function takeDebugFlag(argv: string[]): { argv: string[]; debug: boolean } {
+  const debug = argv.includes('--debug') || process.env.SLUICE_DEBUG === '1';
+  return { argv: argv.filter((a) => a !== '--debug'), debug };
+}
+
+/** One line for any failure; the stack only with --debug. */
+export function failureLine(err: unknown, debug: boolean): string {
+  if (debug && err instanceof Error && err.stack) return err.stack;
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split('\n')[0]!.trim() || 'unknown error';
+}
+
+
+export async function main(rawArgv: string[]): Promise<number> {
   // `--format text:<family>` in every command reads raw open-model text through src/parsers.
   registerTextParsers();
+  const { argv, debug } = takeDebugFlag(rawArgv);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP);
@@ -73,14 +90,13 @@ export async function main(argv: string[]): Promise<number> {
     return await mod.run(rest);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`sluice ${name}: ${err.message}\n(see sluice ${name} --help)\n`);
+      process.stderr.write(`sluice ${name}: ${failureLine(err, false)} (see sluice ${name} --help)\n`);
       return 2;
     }
-    if (err instanceof Error && (err as NodeJS.ErrnoException).code === 'ENOENT') {
-      process.stderr.write(`sluice ${name}: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    // Every other failure (CliError, a limit, an I/O error, a bug) is one line and exit 1.
+    const hint = err instanceof CliError || debug ? '' : ' (--debug for details)';
+    process.stderr.write(`sluice ${name}: ${failureLine(err, debug)}${hint}\n`);
+    return 1;
   }
 }
 
@@ -90,9 +106,8 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (err: unknown) => {
-      process.stderr.write(
-        `sluice: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-      );
+      const debug = process.argv.includes('--debug') || process.env.SLUICE_DEBUG === '1';
+      process.stderr.write(`sluice: internal error: ${failureLine(err, debug)}\n`);
       process.exitCode = 1;
     },
   );

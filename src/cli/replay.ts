@@ -1,9 +1,10 @@
 import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
-import * as fs from 'node:fs';
 import { numberFlag, parseArgs, UsageError } from './args';
 import { type Dispatch, type ReplayReport, replayTrace } from '../trace/replay';
 import { parseToolSpecs, parseTrace, type SimToolSpec, TraceError } from '../trace/trace';
 import type { WireFormat } from '../wire/events';
+import { createAdapter, WIRE_FORMATS } from '../wire';
+import { readInputText } from './input';
 
 export const REPLAY_HELP = `sluice replay <trace> [options]
 
@@ -61,9 +62,9 @@ const SPEC = {
 
 /** Simulated tool specs from a file (`--tools`), with a clear usage error for a bad file. */
 export function readToolsFile(file: string): SimToolSpec[] {
-  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+  const text = readInputText(file); // regular files only, size-limited (src/cli/input.ts)
   try {
-    return parseToolSpecs(fs.readFileSync(file, 'utf8'));
+    return parseToolSpecs(text);
   } catch (err) {
     if (err instanceof TraceError) throw new UsageError(`${file}: ${err.message}`);
     throw err;
@@ -71,13 +72,40 @@ export function readToolsFile(file: string): SimToolSpec[] {
 }
 
 export function readTraceFile(file: string, format?: string, pace?: number) {
-  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
-  const text = fs.readFileSync(file, 'utf8');
+  checkFormatFlag(format);
+  return parseTraceText(file, readInputText(file), format, pace);
+}
+
+/** Parse a trace's text; a bad trace or an unknown format (header or flag) is a one-line usage error. */
+export function parseTraceText(file: string, text: string, format?: string, pace?: number) {
+  let trace: ReturnType<typeof parseTrace>;
   try {
-    return parseTrace(text, { format: format as WireFormat | undefined, paceMs: pace });
+    trace = parseTrace(text, { format: format as WireFormat | undefined, paceMs: pace });
   } catch (err) {
     if (err instanceof TraceError) throw new UsageError(`${file}: ${err.message}`);
     throw err;
+  }
+  const problem = formatProblem(trace.format);
+  if (problem) throw new UsageError(`${file}: ${problem}`);
+  return trace;
+}
+
+/** `--format X`: a usage error unless sluice can read X. */
+export function checkFormatFlag(format: string | undefined): void {
+  const problem = format === undefined ? undefined : formatProblem(format);
+  if (problem) throw new UsageError(`--format: ${problem}`);
+}
+
+/** Why sluice cannot read this wire format (one line), or undefined when it can. */
+function formatProblem(format: string): string | undefined {
+  try {
+    createAdapter(format as WireFormat);
+    return undefined;
+  } catch {
+    const known = [...WIRE_FORMATS, 'ai-sdk', 'text:<family>'].join(', ');
+    return format.startsWith('text:')
+      ? `unknown text family "${format.slice(5)}" (format ${JSON.stringify(format)})`
+      : `unknown format ${JSON.stringify(format)} (expected one of: ${known})`;
   }
 }
 

@@ -63,7 +63,8 @@ describe('sluice analyze', () => {
       fs.writeFileSync(path.join(dir, 'c.jsonl'), 'not json at all\n');
       fs.writeFileSync(path.join(dir, 'notes.md'), '# ignored');
       const { code, out } = await cli([dir, '--json', '--pace', '20']);
-      expect(code).toBe(0);
+      // c.jsonl cannot be analyzed: its row says so, and the exit status is 1 (issue 11).
+      expect(code).toBe(1);
       const rows = out.trim().split('\n').map((l) => JSON.parse(l) as { file: string; error?: string; calls: { headStartMs: number; chunksAfter: number; completeMs?: number }[]; timing: string });
       expect(rows.map((r) => path.basename(r.file))).toEqual(['a.sse', 'b.json', 'c.jsonl']);
       expect(rows[0]!.timing).toBe('paced 20 ms');

@@ -5,25 +5,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../src/cli/main';
+import { runCli } from '../helpers/cli';
 import { exampleFiles } from '../../scripts/make-examples';
 import type { ReplayReport } from '../../src/trace/replay';
 
 const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((s) => ((out += String(s)), true));
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
-  try {
-    const code = await main(args);
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+const cli = (args: string[]) => runCli(args);
 
 async function replayJson(file: string, ...flags: string[]): Promise<ReplayReport> {
   const r = await cli(['replay', path.join(EXAMPLES, file), '--json', ...flags]);
