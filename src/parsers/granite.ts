@@ -11,7 +11,8 @@
  * - Granite 4.x (Hermes-style tags, one call per pair): `call.complete` at `</tool_call>`. The 4.x
  *   template renders a tool-calling turn as `<|tool_call|>` followed by the tags; the token is
  *   removed there.
- * - `<|end_of_text|>` is removed; `<think>…</think>` is reasoning.
+ * - Granite 3.3 thinking: `<think>…</think>` is reasoning, `<response>` / `</response>` around the
+ *   answer are removed (the llama.cpp Granite handler's format). `<|end_of_text|>` is removed.
  * Look-alikes: markup in Markdown code is text; `<tool_call>` not followed (after at most 64
  * whitespace characters) by `{` or `[` is text; `<|tool_call|>` not followed by JSON is removed; a
  * stray `</tool_call>` is removed.
@@ -32,7 +33,7 @@ export class GraniteParser extends TaggedJsonParser {
           { open: '<|tool_call|>', close: null, body: 'either', token: true },
           { open: '<tool_call>', close: '</tool_call>', body: 'either' },
         ],
-        strip: ['<|end_of_text|>'],
+        strip: ['<|end_of_text|>', '<response>', '</response>'],
         plainText: true,
       },
       opts,

@@ -482,6 +482,12 @@ const LOOKALIKES: Lookalike[] = [
     input: 'A<|tool_call|> B',
     expected: [text('A B')],
   },
+  {
+    name: 'Granite 3.3 thinking: <think> is reasoning, <response> tags are removed',
+    family: 'granite',
+    input: '<think>The user greets.</think><response>Hello!</response><|end_of_text|>',
+    expected: [thinking('The user greets.'), text('Hello!')],
+  },
   // xlam
   verbatim('xlam', 'an array whose first key is not "name" is text', '[{"id": 3, "name": "x"}]'),
   verbatim('xlam', 'a JSON list later in prose is text', 'Here: [{"name": "f", "arguments": {}}]'),
