@@ -161,7 +161,14 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
   const decoderOptions: SseDecoderOptions = {
     dispatchDataless: true,
     lenientEof: options.lenientEof ?? false,
-    onWarning: (code, message) => cur.push(warning(code, message)),
+    // An over-size event is dropped by the decoder; going on without it would lose data, so the
+    // stream ends with a non-retryable limit error instead (docs/limits.md, maxEventChars).
+    onWarning: (code, message) =>
+      cur.push(
+        code === 'sse_event_too_large'
+          ? { type: 'stream.error', error: { type: 'limit_exceeded', message: `limit maxEventChars exceeded: ${message}` }, retryable: false }
+          : warning(code, message),
+      ),
     onMessage,
     onData,
   };

@@ -22,10 +22,13 @@
  * - End of stream: an event without its terminating blank line is NOT dispatched (spec). `end()`
  *   reports it with `truncated: true`. *With `lenientEof: true` it is dispatched anyway (for
  *   hand-edited recordings whose final newline was stripped); `truncated` is still reported.
- * - *Size cap: an event whose field values exceed `maxEventChars` (default 64 Mi UTF-16 code
- *   units, roughly 64 MiB of ASCII) is dropped: its pieces are released as soon as the cap is
- *   crossed, `onWarning('sse_event_too_large', …)` is called once for it, and decoding resumes at
- *   the next event.
+ * - *Size cap: an event whose field values and comment lines exceed `maxEventChars` (default
+ *   64 Mi UTF-16 code units, roughly 64 MiB of ASCII) is dropped: its pieces are released as soon
+ *   as the cap is crossed, `onWarning('sse_event_too_large', …)` is called once for it, and
+ *   decoding resumes at the next event. The cap bounds a single line too (an unterminated line
+ *   counts as it arrives), and comment lines count, so a stream of comments without a blank line
+ *   cannot grow memory either. The stream reader (src/wire/index.ts) turns the warning into a
+ *   non-retryable `limit_exceeded` stream error: a dropped event would silently lose data.
  *
  * Cost: O(total input). Each new chunk is scanned once; an unfinished line is kept as a list of
  * pieces and joined once when its end arrives (never re-scanned per chunk).
@@ -317,8 +320,15 @@ export class SseDecoder {
       return;
     }
     if (first === COLON) {
+      if (this.dropping) return;
       let c = start + 1;
       if (c < end && text.charCodeAt(c) === SPACE) c++;
+      // Comments count toward the cap: keep-alives are short, an endless comment block is not.
+      this.eventChars += end - c + 1;
+      if (this.eventChars > this.maxEventChars) {
+        this.overCap();
+        return;
+      }
       (this.comments ??= []).push(text.slice(c, end));
       return;
     }

@@ -864,16 +864,14 @@ describe('stream reader and factory', () => {
     expect(ofType(evs2, 'text.delta').map((e) => e.text)).toEqual(['b']);
   });
 
-  test('oversize event → warning, stream continues', () => {
+  test('oversize event → a non-retryable limit_exceeded stream error (issue 11: dropping it would lose data)', () => {
     const r = createStreamReader('openai-chat', { maxEventChars: 1000 });
     const big = JSON.stringify(chunk({ content: 'x'.repeat(5000) }));
-    const evs = [
-      ...r.write(`data: ${big}\n\n`),
-      ...r.write(`data: ${JSON.stringify(chunk({ content: 'ok' }))}\n\n`),
-      ...r.end(),
-    ];
-    expect(codes(evs)).toEqual(['sse_event_too_large']);
-    expect(ofType(evs, 'text.delta').map((e) => e.text)).toEqual(['ok']);
+    const evs = [...r.write(`data: ${big}\n\n`), ...r.end()];
+    const errs = ofType(evs, 'stream.error');
+    expect(errs).toHaveLength(1);
+    expect(errs[0]).toMatchObject({ retryable: false, error: { type: 'limit_exceeded', message: 'limit maxEventChars exceeded: SSE event larger than 1000 characters dropped' } });
+    expect(ofType(evs, 'text.delta')).toEqual([]);
   });
 
   test('non-Dynamo formats: a data-less event: error frame → stream.error', () => {

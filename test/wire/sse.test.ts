@@ -256,3 +256,24 @@ describe('SseDecoder', () => {
     expect(ms).toBeLessThan(5000);
   });
 });
+
+describe('size cap: comment lines count (issue 11)', () => {
+  test('an endless comment block (no blank line) is dropped at the cap, not kept', () => {
+    const warnings: string[] = [];
+    const d = new SseDecoder({ maxEventChars: 1000, onWarning: (code) => warnings.push(code) });
+    const internals = d as unknown as { comments: string[] | undefined };
+    for (let i = 0; i < 500; i++) d.feed(': keep-alive\n');
+    expect(warnings).toEqual(['sse_event_too_large']);
+    expect(internals.comments?.length ?? 0).toBeLessThan(100);
+    expect(d.feed('\ndata: after\n\n')).toEqual([{ data: 'after' }]);
+  });
+
+  test('ordinary keep-alive comments between events never hit the cap', () => {
+    const warnings: string[] = [];
+    const d = new SseDecoder({ maxEventChars: 100, onWarning: (code) => warnings.push(code) });
+    const got: string[] = [];
+    for (let i = 0; i < 1000; i++) for (const m of d.feed(`: ping\n\ndata: ${i}\n\n`)) got.push(m.data);
+    expect(got).toHaveLength(1000);
+    expect(warnings).toEqual([]);
+  });
+});
