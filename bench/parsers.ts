@@ -111,7 +111,7 @@ export function callStream(family: string, content: string): string {
     case 'ernie45':
       return `${think}\n\n<tool_call>\n{"name": "write_file", "arguments": ${args}}\n</tool_call>\n`;
     case 'longcat':
-      return `${think}<longcat_tool_call>\n{"name": "write_file", "arguments": ${args}}\n</longcat_tool_call>`;
+      return `<longcat_think>Write the file.</longcat_think><longcat_tool_call>\n{"name": "write_file", "arguments": ${args}}\n</longcat_tool_call>`;
     // issue 12, batch B
     case 'phi-4-mini':
     case 'firefunction-v2':

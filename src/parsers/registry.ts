@@ -239,7 +239,8 @@ const FAMILIES: FamilyEntry[] = [
   {
     name: 'longcat',
     aliases: ['longcat-flash', 'longcat-flash-chat', 'longcat-flash-thinking'],
-    description: 'LongCat-Flash: <longcat_tool_call>{"name","arguments"}</longcat_tool_call>; <think>',
+    description:
+      'LongCat-Flash: <longcat_tool_call>{"name","arguments"}</longcat_tool_call>; <longcat_think>',
     create: (o) => new LongCatParser(o),
   },
 ];

@@ -130,7 +130,7 @@ const CASES_A: FamilyCase[] = [
   {
     title: 'longcat',
     family: 'longcat',
-    stream: `<think>${R}</think>${T1}<longcat_tool_call>\n${obj0}\n</longcat_tool_call>\n<longcat_tool_call>${obj1}</longcat_tool_call>${T2}`,
+    stream: `<longcat_think>${R}</longcat_think>${T1}<longcat_tool_call>\n${obj0}\n</longcat_tool_call>\n<longcat_tool_call>${obj1}</longcat_tool_call>${T2}`,
     expected: events({ thinking: R, text1: T1, calls: CALLS, text2: T2 }),
     closeAt: ['</longcat_tool_call>', '</longcat_tool_call>'],
     markers: [...THINK, '<longcat', '</longcat'],
