@@ -10,8 +10,11 @@
  * - look-alikes (text that resembles the markup stays text), each at every byte split;
  * - the published outputs of test/parsers/corpusA.ts, at every byte split.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { createTextParser, resolveFamily } from '../../src/parsers';
+import OpenAI from 'openai';
+import { createTextAdapter, createTextParser, resolveFamily } from '../../src/parsers';
 import type { ParserOptions } from '../../src/parsers';
 import type { StreamEvent } from '../../src/wire/events';
 import { A0, ARGS0, ARGS1, closeOffsets, events, NOTE, R, T1, T2, type FamilyCase } from './cases';
@@ -599,3 +602,73 @@ describe.each(CORPUS_A.map((e, i) => [`${e.family} #${i}: ${e.source.slice(0, 60
     });
   },
 );
+
+// ---- end to end: a real HTTP server, the openai SDK, the text adapter -------------------------------
+
+describe('batch A through the text adapter: raw MiniMax-M2 content streamed by an OpenAI-compatible server', () => {
+  // The content pieces a raw-output server sends (cut mid-marker on purpose).
+  const PIECES = [
+    'Checking both.\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">東',
+    '京</parameter>\n<parameter name="days">3</parameter>\n</inv',
+    'oke>\n<invoke name="read_file">\n<parameter name="path">a.md</parameter>\n</invoke>',
+    '\n</minimax:tool_call>',
+  ];
+  let server: Server;
+  let url = '';
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const send = (delta: Record<string, unknown>, finish: string | null = null): void => {
+          const chunk = {
+            id: 'chatcmpl-a',
+            object: 'chat.completion.chunk',
+            created: 0,
+            model: 'MiniMax-M2',
+            choices: [{ index: 0, delta, finish_reason: finish }],
+          };
+          res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        };
+        send({ role: 'assistant', content: '' });
+        for (const p of PIECES) send({ content: p });
+        send({}, 'stop');
+        res.end('data: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+  });
+
+  it('gives each call its completion in the chunk that closes it, typed by the request tools', async () => {
+    const client = new OpenAI({ baseURL: url, apiKey: 'dummy', maxRetries: 0, timeout: 10_000 });
+    const tools = [weatherTool];
+    const stream = await client.chat.completions.create({
+      model: 'MiniMax-M2',
+      messages: [{ role: 'user', content: 'weather?' }],
+      stream: true,
+    });
+    const adapter = createTextAdapter('minimax-m2', { tools });
+    const perChunk: StreamEvent[][] = [];
+    for await (const chunk of stream) perChunk.push(adapter.push(chunk));
+    perChunk.push(adapter.end());
+    const all = perChunk.flat();
+    const s = summarize(all);
+    expect(s.text).toBe('Checking both.\n');
+    expect(
+      s.calls.map((c) => ({ name: c.name, args: JSON.parse(c.args) as unknown, completes: c.completes })),
+    ).toEqual([
+      { name: 'get_weather', args: { city: '東京', days: 3 }, completes: 1 },
+      { name: 'read_file', args: { path: 'a.md' }, completes: 1 },
+    ]);
+    // Chunk 0 is the role chunk; PIECES[k] is chunk k + 1. The first call completes with `</inv` + `oke>`.
+    const doneAt = (i: number): number =>
+      perChunk.findIndex((evs) => evs.some((e) => e.type === 'call.complete' && e.index === i));
+    expect([doneAt(0), doneAt(1)]).toEqual([3, 3]);
+    expect(all.find((e) => e.type === 'finish')).toMatchObject({ reason: 'tool_calls' });
+  });
+});
