@@ -16,14 +16,33 @@
  *   numeric suffix) while `call` always gets the server's own name.
  */
 import { z } from 'zod';
-import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import { type JsonSchema, type ToolDefinition, type ToolKind, TOOL_NAME_PATTERN } from './tools';
+
+/**
+ * What sluice reads of an MCP `CallToolResult` (the MCP SDK's type is assignable to it). Declared
+ * here so the published types need no MCP package: `@modelcontextprotocol/sdk` is optional.
+ */
+export interface McpCallToolResult {
+  content: Array<{ type: string; [key: string]: unknown }>;
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+/** One content block of a CallToolResult, as far as sluice reads it. */
+interface McpBlock {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  uri?: string;
+  resource?: { uri: string; text?: unknown };
+}
 
 export type McpCall = (
   name: string,
   args: Record<string, unknown>,
   opts: { signal: AbortSignal },
-) => Promise<CallToolResult | unknown> | CallToolResult | unknown;
+) => Promise<McpCallToolResult | unknown> | McpCallToolResult | unknown;
 
 export interface McpToolOptions {
   /** Prepended to every tool name (e.g. `github_`). */
@@ -39,7 +58,7 @@ export interface McpToolDefinition extends ToolDefinition<Record<string, unknown
 }
 
 /** Turn a `tools/list` result into tool definitions. Malformed entries are skipped, never thrown. */
-export function toolsFromMcp(listing: ListToolsResult | { tools: unknown[] }, call: McpCall, opts: McpToolOptions = {}): McpToolDefinition[] {
+export function toolsFromMcp(listing: { tools: readonly unknown[] }, call: McpCall, opts: McpToolOptions = {}): McpToolDefinition[] {
   const out: McpToolDefinition[] = [];
   const used = new Set<string>();
   const tools = Array.isArray(listing?.tools) ? listing.tools : [];
@@ -132,27 +151,28 @@ export function mcpResultText(result: unknown): string {
   if (typeof result !== 'object' || result === null || !Array.isArray((result as { content?: unknown }).content)) {
     return result === undefined ? '' : JSON.stringify(result);
   }
-  const r = result as CallToolResult;
+  const r = result as McpCallToolResult;
   const parts: string[] = [];
-  for (const block of r.content) {
+  for (const raw of r.content) {
+    const block = raw as McpBlock;
     switch (block.type) {
       case 'text':
-        parts.push(block.text);
+        parts.push(block.text ?? '');
         break;
       case 'image':
       case 'audio':
-        parts.push(`[${block.type}: ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`);
+        parts.push(`[${block.type}: ${block.mimeType}, ${Math.floor(((block.data ?? '').length * 3) / 4)} bytes]`);
         break;
       case 'resource': {
-        const res = block.resource as { uri: string; text?: unknown };
-        parts.push(typeof res.text === 'string' ? res.text : `[resource: ${res.uri}]`);
+        const res = block.resource;
+        parts.push(typeof res?.text === 'string' ? res.text : `[resource: ${res?.uri}]`);
         break;
       }
       case 'resource_link':
         parts.push(`[resource: ${block.uri}]`);
         break;
       default:
-        parts.push(`[${(block as { type: string }).type}]`);
+        parts.push(`[${block.type}]`);
     }
   }
   let text = parts.join('\n');

@@ -1,0 +1,207 @@
+/**
+ * The package as users get it (issue 10): `npm pack`, the tarball installed into a fresh ESM
+ * project and a fresh CommonJS project, a TypeScript file importing every documented entry point
+ * type-checked under `moduleResolution: "nodenext"` (both projects) and `"bundler"`, compiled and
+ * run; the README's Library example (its code block, with the Anthropic client swapped for a
+ * scripted stream) type-checked and run; the --inspect message without the optional peer.
+ *
+ * Packs the current build (dist/; `npm ci` makes it); builds first when there is none. npm
+ * fetches the dependencies with --prefer-offline (the npm cache from `npm ci` serves them).
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'];
+
+jest.setTimeout(300_000);
+
+async function sh(file: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await run(file, args, { cwd, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${path.basename(file)} ${args.join(' ')} failed in ${cwd}:\n${e.stdout ?? ''}\n${e.stderr ?? ''}\n${e.message}`);
+  }
+}
+const tsc = (cwd: string, project: string) => sh(process.execPath, [TSC, '-p', project], cwd);
+
+/** The README's `## Library` code block, adapted: the Anthropic client becomes a scripted stream. */
+function readmeExample(): string {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Library'));
+  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!code) throw new Error('README.md: no ts block under ## Library');
+  const swap = (s: string, from: string, to: string): string => {
+    if (!s.includes(from)) throw new Error(`README.md Library example no longer contains ${JSON.stringify(from)}: update this test`);
+    return s.replace(from, to);
+  };
+  let out = swap(code, "import Anthropic from '@anthropic-ai/sdk';\n", '');
+  out = swap(
+    out,
+    'const client = new Anthropic();',
+    `// Package test: a scripted Anthropic stream (SDK event objects) instead of the API.
+const client = { messages: { create: async (_request: object) => scripted() } };
+async function* scripted() {
+  const pause = () => new Promise((r) => setTimeout(r, 5));
+  const events: object[] = [
+    { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'scripted', content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"path":' } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"README.md"}' } },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } },
+    { type: 'message_stop' },
+  ];
+  for (const e of events) {
+    await pause();
+    yield e;
+  }
+}`,
+  );
+  return `${out}\nconsole.log('RESULT', JSON.stringify(history.at(-1)));\n`;
+}
+
+/** Imports every documented entry point; at run time checks the values and runs one turn. */
+const CHECK_TS = `import { defineTool, runTurn, TurnController, type RunTurnOptions, type StandardSchemaV1 } from 'sluice';
+import { checkHistory, repairHistory, toOpenAIChatMessages, type HistoryMessage } from 'sluice/history';
+import { createTextParser, listFamilies, registerTextParsers } from 'sluice/parsers';
+import { startGateway, startScriptedUpstream, type GatewayOptions } from 'sluice/gateway';
+import { z } from 'zod';
+
+const schema: StandardSchemaV1<{ q: string }> = z.object({ q: z.string() });
+const search = defineTool({ name: 'search', kind: 'search', input: z.object({ q: z.string() }), run: ({ q }) => q.toUpperCase() });
+const opts: GatewayOptions | undefined = undefined;
+const history: HistoryMessage[] = [];
+const policy: RunTurnOptions['policy'] = { earlyStart: 'safe' };
+const values = { runTurn, TurnController, checkHistory, repairHistory, toOpenAIChatMessages, createTextParser, listFamilies, registerTextParsers, startGateway, startScriptedUpstream };
+for (const [name, v] of Object.entries(values)) if (typeof v !== 'function') throw new Error(name + ' is not a function');
+if (listFamilies().length < 5) throw new Error('parsers missing');
+const chunk = (delta: object, finish_reason: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason }] });
+runTurn({
+  format: 'openai-chat',
+  stream: [chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":"hi"}' } }] }), chunk({}, 'tool_calls')],
+  tools: [search],
+  policy,
+}).then(({ messages }) => {
+  history.push(...messages);
+  if (!checkHistory(history).ok) throw new Error('invalid history');
+  console.log('CHECK', JSON.stringify(toOpenAIChatMessages(history, { system: 's' }).at(-1)), typeof schema, opts === undefined);
+});
+`;
+
+function tsconfig(moduleKind: 'nodenext' | 'bundler', files: string[], libCheck = false): string {
+  // Every run checks resolution and the user's code; one run (ESM, nodenext) also checks every
+  // declaration file the package ships (no skipLibCheck): the same files for all, and the slow part.
+  const module =
+    moduleKind === 'nodenext'
+      ? { module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: !libCheck }
+      : { module: 'esnext', moduleResolution: 'bundler', noEmit: true, skipLibCheck: true };
+  return JSON.stringify({ compilerOptions: { target: 'es2022', lib: ['es2022'], strict: true, types: ['node'], outDir: 'out', ...module }, files }, null, 2);
+}
+
+describe('the packed package', () => {
+  let tmp: string;
+  let tarball: string;
+  let packed: string[];
+
+  beforeAll(async () => {
+    if (!fs.existsSync(path.join(ROOT, 'dist/src/index.js'))) {
+      // No build yet (a fresh checkout without `npm ci`): tsc emits even with type errors elsewhere.
+      await sh(process.execPath, [TSC, '-p', 'tsconfig.build.json'], ROOT).catch(() => undefined);
+    }
+    await sh(process.execPath, [path.join(ROOT, 'scripts/esm-entries.mjs')], ROOT);
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-pkg-'));
+    const { stdout } = await sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp, '--loglevel=error'], ROOT);
+    const info = JSON.parse(stdout)[0] as { filename: string; files: Array<{ path: string }> };
+    tarball = path.join(tmp, info.filename);
+    packed = info.files.map((f) => f.path);
+
+    const project = (name: string, type: 'module' | 'commonjs') => {
+      const dir = path.join(tmp, name);
+      fs.mkdirSync(dir);
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: `${name}-consumer`, private: true, type }));
+      fs.writeFileSync(path.join(dir, 'README.md'), '# a file for the example to read\n');
+      return dir;
+    };
+    const esm = project('esm', 'module');
+    const cjs = project('cjs', 'commonjs');
+    await Promise.all([esm, cjs].map((dir) => sh('npm', ['install', tarball, '@types/node@20', ...NPM_FLAGS], dir)));
+  });
+
+  afterAll(() => {
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('the tarball carries the build and the docs users need, not benches, tests, scripts or sources', () => {
+    for (const f of ['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/esm/index.mjs', 'dist/esm/index.d.mts', 'dist/src/cli/main.js', 'dist/machines/turn.machine.js']) {
+      expect(packed).toContain(f);
+    }
+    const unwanted = packed.filter((f) => /^(dist\/(bench|scripts|test)\/|test\/|bench\/|src\/|scripts\/)|\.map$|\.tsbuildinfo$/.test(f));
+    expect(unwanted).toEqual([]);
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(pkg.private).toBeUndefined();
+    expect(pkg.peerDependencies).toMatchObject({ zod: expect.any(String), '@statelyai/inspect': expect.any(String) });
+    expect(pkg.peerDependenciesMeta).toEqual({ '@statelyai/inspect': { optional: true } });
+    expect(pkg.dependencies).not.toHaveProperty('zod');
+    // Every import path users write is an exports key without src/ or dist/.
+    expect(Object.keys(pkg.exports as object)).toEqual(['.', './history', './parsers', './gateway', './package.json']);
+  });
+
+  test('ESM project: every entry point type-checks under nodenext and bundler, and runs; so does the README example', async () => {
+    const dir = path.join(tmp, 'esm');
+    fs.writeFileSync(path.join(dir, 'check.ts'), CHECK_TS);
+    fs.writeFileSync(path.join(dir, 'example.ts'), readmeExample());
+    fs.writeFileSync(path.join(dir, 'tsconfig.nodenext.json'), tsconfig('nodenext', ['check.ts', 'example.ts'], true));
+    fs.writeFileSync(path.join(dir, 'tsconfig.bundler.json'), tsconfig('bundler', ['check.ts', 'example.ts']));
+    await Promise.all([tsc(dir, 'tsconfig.nodenext.json'), tsc(dir, 'tsconfig.bundler.json')]);
+    const check = await sh(process.execPath, ['out/check.js'], dir);
+    expect(check.stdout).toContain('CHECK {"role":"tool","tool_call_id":"call_1","content":"HI"} object true');
+    const example = await sh(process.execPath, ['out/example.js'], dir);
+    expect(example.stdout.split('\n')).toEqual(
+      expect.arrayContaining(['running read_file', 'done read_file', 'done []']),
+    );
+    const result = JSON.parse(example.stdout.split('\n').find((l) => l.startsWith('RESULT '))!.slice(7)) as HistoryTool;
+    expect(result).toEqual({ role: 'tool', results: [{ callId: 'toolu_1', name: 'read_file', ok: true, content: '# a file for the example to read\n' }] });
+  });
+
+  test('CommonJS project: require() gets the same named exports and types (nodenext), and runs', async () => {
+    const dir = path.join(tmp, 'cjs');
+    fs.writeFileSync(path.join(dir, 'check.ts'), CHECK_TS);
+    fs.writeFileSync(path.join(dir, 'tsconfig.json'), tsconfig('nodenext', ['check.ts']));
+    await tsc(dir, 'tsconfig.json');
+    expect(fs.readFileSync(path.join(dir, 'out/check.js'), 'utf8')).toContain('require("sluice")');
+    const check = await sh(process.execPath, ['out/check.js'], dir);
+    expect(check.stdout).toContain('CHECK {"role":"tool","tool_call_id":"call_1","content":"HI"} object true');
+    // ESM and CommonJS see one instance of the code (the ESM entries re-export the CJS build).
+    const same = await sh(
+      process.execPath,
+      ['--input-type=module', '-e', "import { runTurn } from 'sluice'; import { createRequire } from 'node:module'; console.log(runTurn === createRequire(import.meta.url)('sluice').runTurn);"],
+      dir,
+    );
+    expect(same.stdout.trim()).toBe('true');
+  });
+
+  test('--inspect-log without the optional peer @statelyai/inspect: one line that says what to install', async () => {
+    const dir = path.join(tmp, 'cjs');
+    const trace = path.join(ROOT, 'examples/coding-turn.anthropic.trace.jsonl');
+    const failed = await run(path.join(dir, 'node_modules/.bin/sluice'), ['replay', trace, '--inspect-log', 'x.jsonl'], { cwd: dir }).then(
+      () => undefined,
+      (e: { code?: number; stderr?: string }) => e,
+    );
+    expect(failed?.code).toBe(2); // a usage error
+    expect(failed?.stderr).toBe(
+      'sluice replay: --inspect and --inspect-log need the optional package @statelyai/inspect: npm install @statelyai/inspect (see sluice replay --help)\n',
+    );
+  });
+});
+
+interface HistoryTool {
+  role: 'tool';
+  results: unknown[];
+}
