@@ -64,6 +64,12 @@ export interface CanonicalRequest {
   top_p?: number;
   top_k?: number;
   stream: boolean;
+  /**
+   * Provider-hosted tools the client offered (Responses `web_search`, `file_search`, tool
+   * `namespace` groups, …) that no backend behind this gateway can run: left out of the upstream
+   * request and named in the `x-sluice-dropped-tools` response header and a warn log.
+   */
+  droppedTools?: string[];
   /** Chat clients: `stream_options.include_usage` (a usage chunk before `[DONE]`). */
   includeUsage?: boolean;
   /** Reasoning / thinking requested by the client (absent: the backend's default). */

@@ -175,6 +175,11 @@ export async function runExchange(
     tools: creq.tools?.length ?? 0,
   };
 
+  if (creq.droppedTools) {
+    res.setHeader('x-sluice-dropped-tools', creq.droppedTools.join(', '));
+    logger.warn('tools_dropped', { reqId, tools: creq.droppedTools });
+  }
+
   let clientGone = false;
   const onClose = (): void => {
     if (!res.writableFinished) {

@@ -260,7 +260,23 @@ describe('/v1/responses with the openai SDK', () => {
       message: expect.stringContaining('no conversation state'),
     });
     await expect(
-      client.responses.create({ model: 'm', input: 'hi', tools: [{ type: 'web_search' }] }),
-    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('web_search') });
+      client.responses.create({ model: 'm', input: 'hi', tools: [{ type: 'custom', name: 'apply_patch' }] }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('custom') });
+  });
+
+  test('hosted tools (web_search, namespaces) are left out upstream and named in a header and a warn log', async () => {
+    r = await rig({ script: [{ t: 0, data: chatChunk({ content: 'ok' }) }, { t: 0, data: chatChunk({ finish: 'stop' }) }, { t: 0, data: '[DONE]' }] });
+    const res = await rawRequest(r.gw.url, {
+      path: '/v1/responses',
+      body: JSON.stringify({
+        model: 'm',
+        input: 'hi',
+        tools: [READ_FILE_RESPONSES_TOOL, { type: 'web_search', external_web_access: false }, { type: 'namespace', name: 'multi_agent_v1', tools: [] }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-sluice-dropped-tools']).toBe('web_search, namespace:multi_agent_v1');
+    expect((r.up.requests[0]!.body as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name)).toEqual(['read_file']);
+    expect(r.logs.some((l) => l.msg === 'tools_dropped' && l.level === 'warn')).toBe(true);
   });
 });

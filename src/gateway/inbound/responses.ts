@@ -12,7 +12,9 @@
  *   into the assistant turn before it), `function_call_output` → tool_result (consecutive ones form
  *   one user turn; text or `input_text`/`input_image` parts), `reasoning` → thinking (summary text;
  *   `encrypted_content` kept as its signature). Other item types → 400.
- * - tools: `function` tools only (hosted tools such as web_search run at OpenAI, not here → 400);
+ * - tools: `function` tools; provider-hosted tools (`web_search`, `file_search`, …) and tool
+ *   `namespace` groups are left out of the upstream request (header `x-sluice-dropped-tools`, warn
+ *   log `tools_dropped`); other tool types → 400;
  *   tool_choice, `parallel_tool_calls`, `max_output_tokens`, temperature, top_p,
  *   `reasoning.effort`, `stream`. `text.format` other than text → 400. `store`, `include`,
  *   `metadata`, `prompt_cache_key`, `truncation`, `user`, `service_tier` are ignored.
@@ -152,6 +154,36 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
   return system.length > 0 ? { system, messages } : { messages };
 }
 
+/**
+ * Tool types that run at the provider (OpenAI), not at the client, and tool `namespace` groups:
+ * Codex offers `web_search` and a `multi_agent_v1` namespace by default. No backend behind the
+ * gateway can run the hosted ones, so they are left out (named in `droppedTools`) instead of
+ * failing the whole request. Any other non-function type is a 400.
+ */
+export const HOSTED_TOOL_TYPES = new Set([
+  'web_search',
+  'web_search_preview',
+  'file_search',
+  'code_interpreter',
+  'image_generation',
+  'computer_use_preview',
+  'mcp',
+  'namespace',
+]);
+
+function splitHostedTools(v: unknown): { functions: unknown; dropped: string[] } {
+  if (!Array.isArray(v)) return { functions: v, dropped: [] };
+  const dropped: string[] = [];
+  const functions = v.filter((t) => {
+    if (isObj(t) && typeof t.type === 'string' && HOSTED_TOOL_TYPES.has(t.type)) {
+      dropped.push(t.type === 'namespace' && typeof t.name === 'string' ? `namespace:${t.name}` : t.type);
+      return false;
+    }
+    return true;
+  });
+  return { functions, dropped };
+}
+
 /** Validate a Responses body into the canonical request. */
 export function parseResponsesRequest(body: unknown): CanonicalRequest {
   if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
@@ -169,7 +201,8 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   if (instructions) count.chars += instructions.length;
   const { system, messages } = parseInput(body.input, instructions, count);
   if (messages.length === 0) throw invalidRequest('input: at least one user or assistant item is required');
-  const tools = parseFunctionTools(body.tools, count, 'flat');
+  const { functions, dropped } = splitHostedTools(body.tools);
+  const tools = parseFunctionTools(functions, count, 'flat');
   const toolChoice = parseOpenAIToolChoice(body.tool_choice, body.parallel_tool_calls, tools);
   let maxTokens = 0;
   const mt = body.max_output_tokens;
@@ -182,6 +215,7 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   if (system !== undefined) req.system = system;
   if (tools !== undefined && tools.length > 0) req.tools = tools;
   if (toolChoice !== undefined) req.tool_choice = toolChoice;
+  if (dropped.length > 0) req.droppedTools = dropped;
   const temperature = optNumber(body, 'temperature', 0, 2);
   if (temperature !== undefined) req.temperature = temperature;
   const topP = optNumber(body, 'top_p', 0, 1);
