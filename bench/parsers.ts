@@ -134,6 +134,8 @@ export function callStream(family: string, content: string): string {
         `<|open|>argument key="path" type="string"<|sep|>out/big.txt<|close|>argument<|sep|>` +
         `<|open|>argument key="content" type="string"<|sep|>${content}<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`
       );
+    case 'lfm2':
+      return `${think}<|tool_call_start|>[write_file(path="out/big.txt", content=${JSON.stringify(content)})]<|tool_call_end|>`;
     default:
       throw new Error(`bench/parsers: no stream template for family ${family}`);
   }

@@ -18,6 +18,7 @@ import { FunctionaryV31Parser, FunctionaryV32Parser } from './functionary';
 import { GigaChat3Parser } from './gigachat3';
 import { InternLm2Parser } from './internlm2';
 import { KimiK3Parser } from './kimik3';
+import { Lfm2Parser } from './lfm2';
 import { FunctoolsParser } from './phi4mini';
 // Issue 12, batch A families.
 import { ErnieParser } from './ernie';
@@ -181,6 +182,12 @@ const FAMILIES: FamilyEntry[] = [
     description:
       'Kimi K3 XTML: <|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>…<|close|>call<|sep|>; think channel',
     create: (o) => new KimiK3Parser(o),
+  },
+  {
+    name: 'lfm2',
+    aliases: ['lfm2.5', 'lfm25', 'lfm', 'liquid', 'liquid-lfm2'],
+    description: 'LFM2 / LFM2.5: <|tool_call_start|>[NAME(k=v), …] or [{"name","arguments"}]<|tool_call_end|>; <think>',
+    create: (o) => new Lfm2Parser(o),
   },
   // ---- issue 12, batch A -------------------------------------------------------------------
   {

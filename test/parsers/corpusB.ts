@@ -183,6 +183,37 @@ CASES_B.push({
   ],
 });
 
+CASES_B.push(
+  {
+    title: 'lfm2 (Python call list)',
+    family: 'lfm2',
+    stream:
+      `<think>${R}</think>${T1}<|tool_call_start|>[read_file(path='docs/日本語.md', note=${JSON.stringify(NOTE)}), ` +
+      `get_weather(city="Tokyo", days=3)]<|tool_call_end|>${T2}<|im_end|>`,
+    expected: events({
+      thinking: R,
+      text1: T1,
+      calls: [
+        { name: 'read_file', args: JSON.stringify({ path: 'docs/日本語.md', note: NOTE }) },
+        { name: 'get_weather', args: JSON.stringify({ city: 'Tokyo', days: 3 }) },
+      ],
+      text2: T2,
+    }),
+    closeAt: ['🚀")', 'days=3)'],
+    markers: ['<think>', '</think>', '<|', '|>', 'read_file('],
+    openers: ['<think>', '</think>', '<|tool_call_start|>', '<|tool_call_end|>', '<|im_end|>'],
+  },
+  {
+    title: 'lfm2 (JSON array)',
+    family: 'lfm2',
+    stream: `${T1}<|tool_call_start|>[${OBJ0('name', 'arguments')}, ${OBJ1('name', 'arguments')}]<|tool_call_end|>${T2}<|im_end|>`,
+    expected: std(false),
+    closeAt: ELEMENT_ENDS,
+    markers: ['<|', '|>', '"arguments"'],
+    openers: ['<think>', '</think>', '<|tool_call_start|>', '<|tool_call_end|>', '<|im_end|>'],
+  },
+);
+
 export interface RealCase {
   title: string;
   family: string;
@@ -325,6 +356,34 @@ export const REAL_B: RealCase[] = [
     thinking: 'The user wants the weather.',
     text: '',
     calls: [{ name: 'get_weather', args: { city: 'Tokyo', days: 3, metric: true, hours: [9, 12] } }],
+  },
+  {
+    title: 'LFM2.5 Python call followed by text (LFM2.5 chat template reference)',
+    family: 'lfm2',
+    source:
+      'neatflowcv/search docs/lfm2.5-chat-template.md (from the LiquidAI/LFM2.5-1.2B-Instruct model card), "Function Call"',
+    stream:
+      '<|tool_call_start|>[get_candidate_status(candidate_id="12345")]<|tool_call_end|>Checking the current status of candidate ID 12345.<|im_end|>',
+    text: 'Checking the current status of candidate ID 12345.',
+    calls: [{ name: 'get_candidate_status', args: { candidate_id: '12345' } }],
+  },
+  {
+    title: 'LFM2 Python call (LFM2 tool spec, Paris weather)',
+    family: 'lfm2',
+    source: 'gpubuilders/OmniModel sdk/LFM2_toolsdk/LFM2_TOOL_SPEC.md, "Expected Response Format"',
+    stream: '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>',
+    text: '',
+    calls: [{ name: 'get_weather', args: { city: 'Paris' } }],
+  },
+  {
+    title: 'LFM2 JSON layout (llama.cpp LFM2 template rendering, with an id)',
+    family: 'lfm2',
+    source:
+      'ggml-org/llama.cpp models/templates/llama-cpp-lfm2.jinja: \'<|tool_call_start|>[\' + \'{"name": …, "arguments": …, "id": …}\' + \']<|tool_call_end|>\'',
+    stream:
+      '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_1"}]<|tool_call_end|>',
+    text: '',
+    calls: [{ name: 'get_weather', args: { city: 'Paris' } }],
   },
 ];
 
@@ -509,6 +568,27 @@ export const LOOKALIKES_B: LookalikeB[] = [
   },
 
   // ---- functionary v3.2 -------------------------------------------------------------------------
+  // ---- lfm2 ---------------------------------------------------------------------------------------
+  {
+    name: 'a list that is not a call list is skipped to <|tool_call_end|>',
+    family: 'lfm2',
+    input: 'a<|tool_call_start|>[1, 2]<|tool_call_end|>b',
+    expected: [text('ab')],
+    warnings: ['parser.malformed_call'],
+  },
+  {
+    name: 'two call blocks number their calls in order',
+    family: 'lfm2',
+    input: '<|tool_call_start|>[f(a=1)]<|tool_call_end|><|tool_call_start|>[g(b=None), h()]<|tool_call_end|>',
+    expected: [...call(0, 'f', '{"a":1}'), ...call(1, 'g', '{"b":null}'), ...call(2, 'h', '{}')],
+  },
+  {
+    name: 'markup inside reasoning is reasoning',
+    family: 'lfm2',
+    input: '<think>use <|tool_call_start|>[f()]</think>ok',
+    expected: [thinking('use <|tool_call_start|>[f()]'), text('ok')],
+  },
+
   // ---- kimi-k3 ----------------------------------------------------------------------------------
   {
     name: 'a json block is the whole argument object',

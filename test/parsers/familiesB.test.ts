@@ -59,6 +59,7 @@ describe('batch B registry', () => {
       'functionary-v3.1',
       'functionary-v3.2',
       'kimi-k3',
+      'lfm2',
     ])
       expect(names).toContain(f);
     expect(resolveFamily('Phi-4-mini-instruct')).toBe('phi-4-mini');
