@@ -44,8 +44,8 @@ export interface TaggedJsonSpec extends Omit<BaseSpec, 'openers'> {
   sections: readonly JsonSection[];
 }
 
-/** Family modes of this reader (JsonCallsParser uses 20–23). */
-export const PRE = 30;
+/** Family modes of this reader (JsonCallsParser uses 20–23; xlam.ts adds 40). */
+const PRE = 30;
 const OBJECT = 31;
 const POST = 32;
 const SKIP = 33;
