@@ -16,7 +16,15 @@
 import type { CallResult, RunToolFn, RunToolInput } from '../calls';
 import type { TurnController } from '../engine/controller';
 import type { WireFormat } from '../wire/events';
-import { isDurableKind, JOURNAL_VERSION, JournalError, type JournalBody, type JournalRecord, type ResumedHow, checkTurnId } from './records';
+import {
+  isDurableKind,
+  JOURNAL_VERSION,
+  JournalError,
+  type JournalBody,
+  type JournalRecord,
+  type ResumedHow,
+  checkTurnId,
+} from './records';
 import type { JournalStore } from './store';
 
 export interface TurnJournalHeader {
@@ -101,15 +109,22 @@ export class TurnJournal {
     return this.seq;
   }
 
-  /** Append one record (numbered here). Resolves when written (durable kinds: when durable). */
-  write(body: JournalBody): Promise<void> {
+  /**
+   * Append one record (numbered here). Resolves when written; for durable records when they are
+   * durable (`durable` overrides the kind's default, src/journal/records.ts).
+   */
+  write(body: JournalBody, durableOverride?: boolean): Promise<void> {
     if (this.readOnly) return RESOLVED;
     const key = recordKey(body);
     if (key !== undefined && this.skip.has(key)) return RESOLVED;
     if (body.k === 'text' && this.textKnown.has(body.a)) return RESOLVED;
-    if (this.broken) return Promise.reject(new JournalError(`${this.turn}: the journal failed earlier; ${body.k} not written`));
+    if (this.broken)
+      return Promise.reject(
+        new JournalError(`${this.turn}: the journal failed earlier; ${body.k} not written`),
+      );
     const rec = { ...body, n: this.seq++ } as JournalRecord;
-    const durable = isDurableKind(body.k) && !(body.k === 'started' && body.safe === true);
+    const durable =
+      durableOverride ?? (isDurableKind(body.k) && !(body.k === 'started' && body.safe === true));
     if (this.store.appendSync) {
       try {
         this.store.appendSync(this.turn, [rec], { durable });
@@ -119,13 +134,18 @@ export class TurnJournal {
         return Promise.reject(err);
       }
     }
-    const p = this.chain.then(() => (this.broken ? Promise.reject(new JournalError('journal failed earlier')) : this.store.append(this.turn, [rec], { durable })));
+    const p = this.chain.then(() =>
+      this.broken
+        ? Promise.reject(new JournalError('journal failed earlier'))
+        : this.store.append(this.turn, [rec], { durable }),
+    );
     this.chain = p.catch((err: unknown) => this.fail(rec, err));
     return p;
   }
 
   private fail(rec: JournalRecord, err: unknown): void {
-    if (!this.broken) this.errors.push(`record ${rec.n} (${rec.k}): ${err instanceof Error ? err.message : String(err)}`);
+    if (!this.broken)
+      this.errors.push(`record ${rec.n} (${rec.k}): ${err instanceof Error ? err.message : String(err)}`);
     this.broken = true;
   }
 
@@ -152,7 +172,16 @@ export class TurnJournal {
     let signature: string | undefined;
     const flushText = (a: number): void => {
       if (!text && !thinking && signature === undefined) return;
-      soft(this.write({ k: 'text', a, t: T(), ...(text ? { text } : {}), ...(thinking ? { thinking } : {}), ...(signature !== undefined ? { signature } : {}) }));
+      soft(
+        this.write({
+          k: 'text',
+          a,
+          t: T(),
+          ...(text ? { text } : {}),
+          ...(thinking ? { thinking } : {}),
+          ...(signature !== undefined ? { signature } : {}),
+        }),
+      );
       text = '';
       thinking = '';
       signature = undefined;
@@ -171,11 +200,16 @@ export class TurnJournal {
           if (e.attempt !== 1) soft(this.write({ k: 'attempt', a, t: T() }));
           return;
         case 'ready':
-          if (e.index !== undefined) flags.set(`${e.attempt}:${e.index}`, { safe: e.safe === true, needsApproval: e.needsApproval === true });
+          if (e.index !== undefined)
+            flags.set(`${e.attempt}:${e.index}`, {
+              safe: e.safe === true,
+              needsApproval: e.needsApproval === true,
+            });
           return;
         case 'approved':
         case 'denied':
-          if (e.index !== undefined) soft(this.write({ k: 'approval', a, i: e.index, t: T(), granted: e.kind === 'approved' }));
+          if (e.index !== undefined)
+            soft(this.write({ k: 'approval', a, i: e.index, t: T(), granted: e.kind === 'approved' }));
           return;
         case 'stream.end':
           flushText(a);
@@ -220,17 +254,22 @@ export class TurnJournal {
       if (!c.result) return;
       const a = A(c.attempt);
       const how = this.resumed.get(`${a}:${c.index}`);
+      // A safe call's result need not survive a power loss (the call would simply run again).
+      const safe = flags.get(`${c.attempt}:${c.index}`)?.safe === true;
       soft(
-        this.write({
-          k: 'result',
-          a,
-          i: c.index,
-          t: T(),
-          ok: c.result.ok,
-          content: c.result.content,
-          ...(c.result.synthetic ? { synthetic: c.result.synthetic } : {}),
-          ...(how ? { resumed: how } : {}),
-        }),
+        this.write(
+          {
+            k: 'result',
+            a,
+            i: c.index,
+            t: T(),
+            ok: c.result.ok,
+            content: c.result.content,
+            ...(c.result.synthetic ? { synthetic: c.result.synthetic } : {}),
+            ...(how ? { resumed: how } : {}),
+          },
+          !safe,
+        ),
       );
     });
     controller.events.on('turn.done', (s) => {
@@ -241,37 +280,57 @@ export class TurnJournal {
       soft(this.write({ k: 'committed', a, t: T(), outcome: s.outcome, callIds }));
     });
 
-    controller.setRunHook(async (call: RunToolInput, signal: AbortSignal, run: RunToolFn): Promise<CallResult> => {
-      const a = A(call.attempt);
-      let rerun: 'safe' | 'idempotent' | 'reconciled' | undefined;
-      if (this.beforeRun) {
-        const d = await this.beforeRun(call, a);
-        if (!d.run) {
-          this.markResumed(a, call.index, d.resumed);
-          return d.result;
+    controller.setRunHook(
+      async (call: RunToolInput, signal: AbortSignal, run: RunToolFn): Promise<CallResult> => {
+        const a = A(call.attempt);
+        let rerun: 'safe' | 'idempotent' | 'reconciled' | undefined;
+        if (this.beforeRun) {
+          const d = await this.beforeRun(call, a);
+          if (!d.run) {
+            this.markResumed(a, call.index, d.resumed);
+            return d.result;
+          }
+          rerun = d.rerun;
+          this.markResumed(a, call.index, d.rerun === 'reconciled' ? 'reconciled' : 'rerun');
         }
-        rerun = d.rerun;
-        this.markResumed(a, call.index, d.rerun === 'reconciled' ? 'reconciled' : 'rerun');
-      }
-      const safe = flags.get(`${call.attempt}:${call.index}`)?.safe === true;
-      const p = this.write({ k: 'started', a, i: call.index, t: T(), ...(rerun ? { rerun } : {}), ...(safe ? { safe } : {}) });
-      if (!safe) {
-        try {
-          await p;
-        } catch {
-          return { ok: false, content: `Tool ${call.name} was not run: the turn journal could not record its start.` };
-        }
-      } else soft(p);
-      return run(call, signal);
-    });
+        const safe = flags.get(`${call.attempt}:${call.index}`)?.safe === true;
+        const p = this.write({
+          k: 'started',
+          a,
+          i: call.index,
+          t: T(),
+          ...(rerun ? { rerun } : {}),
+          ...(safe ? { safe } : {}),
+        });
+        if (!safe) {
+          try {
+            await p;
+          } catch {
+            return {
+              ok: false,
+              content: `Tool ${call.name} was not run: the turn journal could not record its start.`,
+            };
+          }
+        } else soft(p);
+        return run(call, signal);
+      },
+    );
   }
 }
 
 /** A new journal for a turn (the header is written at once). A turn that already has records is an error. */
-export async function createTurnJournal(store: JournalStore, turn: string, header: TurnJournalHeader = {}): Promise<TurnJournal> {
+export async function createTurnJournal(
+  store: JournalStore,
+  turn: string,
+  header: TurnJournalHeader = {},
+): Promise<TurnJournal> {
   checkTurnId(turn);
   const existing = await store.read(turn);
-  if (existing.records.length > 0) throw new JournalError(`turn ${turn} already has a journal (${existing.records.length} records): resume it instead`, 'bad_turn');
+  if (existing.records.length > 0)
+    throw new JournalError(
+      `turn ${turn} already has a journal (${existing.records.length} records): resume it instead`,
+      'bad_turn',
+    );
   const j = new TurnJournal(store, turn);
   await j.write({ k: 'turn', v: JOURNAL_VERSION, turn, t: 0, ...header });
   return j;

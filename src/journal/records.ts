@@ -16,7 +16,7 @@
  * | invalid    | a call was judged invalid (answered with an error result) | no              |
  * | approval   | an approval was granted or denied                         | yes             |
  * | started    | BEFORE the tool is invoked (write-ahead)                  | yes, unless safe |
- * | result     | the call's result (real or synthetic)                     | yes             |
+ * | result     | the call's result (real or synthetic)                     | yes, unless safe |
  * | end        | the attempt's model stream ended                          | no              |
  * | aborted    | the user aborted the turn                                 | yes             |
  * | discarded  | the attempt was thrown away (retry, drop)                 | yes             |
