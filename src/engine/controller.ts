@@ -17,7 +17,7 @@ import type { OutputEvent } from '../release/output';
 import { CallIndexSet } from '../release/rules';
 import type { FinishReason, StreamErrorInfo, StreamEvent, WireFormat } from '../wire/events';
 import { type Clock, realClock } from './clock';
-import { LIMIT_ERROR_TYPE, type LimitHit, limitMessage, resolveLimits, type TurnLimits } from './limits';
+import { LIMIT_ERROR_TYPE, type LimitHit, limitMessage, MAX_STRING_CHARS, resolveLimits, type TurnLimits } from './limits';
 
 /**
  * The turn controller: owns the turn actor and the byte path.
@@ -330,7 +330,7 @@ export class TurnController {
 
   /** Account `add` more chars on top of `current` for `limit` (and the per-attempt total). */
   private hold(limit: 'maxArgChars' | 'maxTextChars' | 'maxThinkingChars', current: number, add: number, index?: number): boolean {
-    const max = this.limits[limit];
+    const max = Math.min(this.limits[limit], MAX_STRING_CHARS);
     if (current + add > max) {
       this.failLimit({ limit, max, value: current + add, ...(index === undefined ? {} : { index }) });
       return false;

@@ -47,6 +47,13 @@ export const DEFAULT_LIMITS: Readonly<TurnLimits> = Object.freeze({
   maxCallIndex: 100_000,
 });
 
+/**
+ * The longest string V8 can build (2^29 - 24 code units on 64-bit Node 20). A limit configured
+ * above it (or `Infinity`) is still enforced at this length: the turn fails with the limit's name
+ * instead of a `RangeError: Invalid string length` escaping from a string concatenation.
+ */
+export const MAX_STRING_CHARS = 2 ** 29 - 24;
+
 /** The `StreamErrorInfo.type` of a turn ended by a limit. */
 export const LIMIT_ERROR_TYPE = 'limit_exceeded';
 

@@ -129,8 +129,12 @@ describe('size limits end that turn with a clean error; the controller lives on'
     expect(summary.error).toEqual({ type: 'limit_exceeded', message: expect.stringMatching(/^limit maxArgChars exceeded: call 0 arguments would reach \d+ chars \(max 1048576\)$/) });
     expect(out.filter((e) => e.type === 'error')).toHaveLength(1);
     expect(out.some((e) => e.type === 'tool_use' || e.type === 'end')).toBe(false);
-    // Nothing of the giant argument is kept: the summary reports sizes, never contents.
+    // Nothing of the giant argument is kept: the summary reports sizes, never contents, and the
+    // controller released the attempt's buffers at the hit (memory returns to baseline).
     expect(JSON.stringify(summary).length).toBeLessThan(10_000);
+    const internals = c as unknown as { slots: Map<number, { buf: { length: number } }>; text: string; heldChars: number };
+    expect([...internals.slots.values()].map((s) => s.buf.length)).toEqual([0]);
+    expect(internals.heldChars).toBe(0);
     // Later input is ignored without a throw.
     expect(() => c.feed(frag(0, 'more'))).not.toThrow();
   });
