@@ -15,6 +15,9 @@ export type { CallTiming, ControllerEvents, ControllerOptions, ControllerWarning
 export type { ArgsOutcome, CallPhase, CallResult, Classification, RunToolFn, RunToolInput } from './calls';
 export { VirtualClock, realClock } from './engine/clock';
 export { runTurn, classifierFor } from './engine/runTurn';
+export { TurnLimitError, DEFAULT_TOOL_TIMEOUT_MS } from './engine/runTurn';
+export { SluiceLimitError, DEFAULT_LIMITS, LIMIT_ERROR_TYPE, MAX_STRING_CHARS, limitMessage, resolveLimits } from './engine/limits';
+export type { TurnLimits, LimitHit, LimitName } from './engine/limits';
 export type { RunTurnOptions, RunTurnResult, TurnPolicy, ApprovalRequest, StreamSource, StreamItem } from './engine/runTurn';
 export type { FetchResponseLike, ReadableStreamLike, StreamInput } from './engine/streamSource';
 export * from './execute/tools';
