@@ -45,3 +45,49 @@ test('sluice serve starts, proxies a request, and exits 0 on SIGTERM', async () 
     await up.close();
   }
 }, 40_000);
+
+/** Spawn `sluice serve` with these args; resolves the listening URL (or the exit code and stderr). */
+function serve(args: string[]): Promise<{ child: ReturnType<typeof spawn>; url?: string; code?: number | null; err: string }> {
+  const main = path.resolve(__dirname, '../../src/cli/main.ts');
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+    cwd: path.resolve(__dirname, '../..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${err}`)), 25_000);
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+      const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, err });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ child, code, err });
+    });
+  });
+}
+
+test('sluice serve --upstream scripted:demo serves the demo turn to a Chat client, no backend needed', async () => {
+  const s = await serve(['--upstream', 'scripted:demo']);
+  try {
+    expect(s.url).toBeDefined();
+    expect(s.err).toContain('scripted:demo (openai-chat');
+    const res = await rawRequest(s.url!, { path: '/v1/chat/completions', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }] }) });
+    expect(res.status).toBe(200);
+    const msg = (res.json as { choices: { message: { tool_calls: { function: { name: string } }[] }; finish_reason: string }[] }).choices[0]!;
+    expect(msg.message.tool_calls.map((c) => c.function.name)).toEqual(['read_file', 'read_file', 'read_file', 'grep', 'edit_file']);
+    expect(msg.finish_reason).toBe('tool_calls');
+  } finally {
+    s.child.kill('SIGTERM');
+  }
+}, 40_000);
+
+test('sluice serve --upstream scripted:<missing file> exits 1 with one line', async () => {
+  const s = await serve(['--upstream', 'scripted:/no/such/file.trace.jsonl']);
+  expect(s.code).toBe(1);
+  expect(s.err.trim().split('\n')).toEqual(['sluice serve: scripted: no such trace file "/no/such/file.trace.jsonl" (or use scripted:demo)']);
+}, 40_000);

@@ -258,6 +258,11 @@ describe('sluice serve options', () => {
   });
 
   test('defaults and --parser', () => {
+    const up = optionsFrom(['--upstream', 'scripted:demo', '--upstream-format', 'anthropic', '--malformed-calls', 'drop'], {});
+    expect(up.scripted).toBe('demo');
+    expect(up.options).toMatchObject({ upstreamFormat: 'anthropic', malformedCalls: 'drop' });
+    expect(optionsFrom(['--upstream', 'http://u', '--format', 'dynamo'], {}).options).toMatchObject({ upstreamFormat: 'openai-chat', format: 'dynamo' });
+    expect(optionsFrom(['--upstream', 'http://u'], { SLUICE_UPSTREAM_API: 'gemini', SLUICE_MALFORMED_CALLS: 'pass' }).options).toMatchObject({ upstreamFormat: 'gemini', malformedCalls: 'pass' });
     const { options } = optionsFrom(['--parser', 'qwen3'], { SLUICE_UPSTREAM_URL: 'http://u' });
     expect(options).toMatchObject({ port: 8787, host: '127.0.0.1', format: 'text:qwen3' });
     expect(options.upstreamApiKey).toBeUndefined();
@@ -266,7 +271,10 @@ describe('sluice serve options', () => {
   test('usage errors', () => {
     expect(() => optionsFrom([], {})).toThrow(UsageError);
     expect(() => optionsFrom(['--upstream', 'ftp://x'], {})).toThrow(/http/);
-    expect(() => optionsFrom(['--upstream', 'http://x', '--format', 'gemini'], {})).toThrow(UsageError);
+    expect(() => optionsFrom(['--upstream', 'scripted:'], {})).toThrow(/scripted:demo/);
+    expect(() => optionsFrom(['--upstream', 'http://u', '--upstream-format', 'grpc'], {})).toThrow(UsageError);
+    expect(() => optionsFrom(['--upstream', 'http://u', '--malformed-calls', 'maybe'], {})).toThrow(UsageError);
+    expect(() => optionsFrom(['--upstream', 'http://x', '--format', 'text'], {})).toThrow(UsageError);
     expect(() => optionsFrom(['--upstream', 'http://x', '--max-concurrency', '0'], {})).toThrow(UsageError);
     expect(() => optionsFrom(['--upstream', 'http://x'], { SLUICE_COMPLETION: 'maybe' })).toThrow(/SLUICE_COMPLETION/);
     expect(() => parseSize('lots', 'max-body')).toThrow(UsageError);
