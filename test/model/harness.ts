@@ -2,13 +2,20 @@ import type { CallResult, RunToolInput } from '../../machines/toolCall.machine';
 import type { Classification } from '../../machines/turn.machine';
 import { settleMicrotasks, VirtualClock } from '../../src/engine/clock';
 import { TurnController, type TurnSummary } from '../../src/engine/controller';
+import { resumeTurn } from '../../src/engine/resume';
 import { checkHistory, checkTrace } from '../../src/history/check';
 import type { HistoryMessage } from '../../src/history/types';
+import { TurnJournal } from '../../src/journal/journal';
+import { MemoryJournalStore } from '../../src/journal/memoryStore';
+import { JOURNAL_VERSION, type JournalRecord } from '../../src/journal/records';
+import { foldJournal, journalTrace } from '../../src/journal/state';
+import type { AppendOptions } from '../../src/journal/store';
 import { historyViolations, traceViolations } from './invariants';
 import type { ModelPath } from './paths';
 import {
   callCount,
   callPhase,
+  crashedFrom,
   describeEvent,
   describeState,
   doneOutcome,
@@ -24,7 +31,40 @@ import {
  * call actors, real scheduling) in execute mode on a virtual clock, with scripted tools whose
  * results are model steps. After every step it compares each call's real state with the model
  * and checks I1–I6.
+ *
+ * With `{ crash: true }` the turn is journaled (a TurnJournal on an in-memory store) and the model
+ * may CRASH and RESUME: CRASH drops the process (its controller and every tool run in flight are
+ * never heard from again; while crashed the harness checks the journal against the model — a
+ * running call must have its write-ahead `started` record, a released one its `released` record);
+ * RESUME is the real `resumeTurn()` on that journal, whose fresh controller is then compared with
+ * the model like the first one. At the end, the journal's own trace (crash and resume included)
+ * must satisfy I4–I6 too.
  */
+
+const TURN = 'model-turn';
+
+/** The in-memory store, with a synchronous view of every record (the checks run synchronously). */
+class RecordingStore extends MemoryJournalStore {
+  readonly all: JournalRecord[] = [];
+  /** Mutation: records of this kind are silently lost (e.g. a journal without write-ahead). */
+  constructor(private readonly lose?: JournalRecord['k']) {
+    super();
+  }
+  override appendSync(turn: string, records: readonly JournalRecord[], opts?: AppendOptions): void {
+    const kept = records.filter((r) => r.k !== this.lose).map((r, k) => ({ ...r, n: this.all.length + k }));
+    super.appendSync(turn, kept, opts);
+    this.all.push(...kept);
+  }
+}
+
+/** Crash options of a replay; the `mutate…` ones break the system on purpose (mutation tests). */
+export interface CrashOptions {
+  crash?: boolean;
+  /** Mutation: the journal loses its `started` records (no write-ahead). */
+  mutateLoseStarts?: boolean;
+  /** Mutation: every tool claims to be idempotent (an unsafe run is repeated after a crash). */
+  mutateAllIdempotent?: boolean;
+}
 
 export const TOOL_NAMES: Record<Kind, string> = { safe: 'read_file', unsafe: 'write_file', ask: 'web_fetch' };
 
@@ -80,8 +120,15 @@ export function newStats(): ReplayStats {
 const callId = (attempt: number, i: number) => `call_a${attempt}_${i}`;
 
 export class TurnHarness {
-  readonly clock = new VirtualClock();
-  readonly controller: TurnController;
+  clock = new VirtualClock();
+  controller: TurnController;
+  /** Process generation: 0 before a crash, 1 after the resume. Tool runs are keyed by it. */
+  private gen = 0;
+  private readonly store?: RecordingStore;
+  private resumed = false;
+  private resumeError?: unknown;
+  /** Approvals the resumed turn asked for, answered by the model's APPROVE / DENY. */
+  private readonly approvals = new Map<number, (ok: boolean) => void>();
   private readonly runs = new Map<string, Run>();
   /** Run keys of tool runs that were in flight when their call was discarded or interrupted. */
   private readonly orphans = new Set<string>();
@@ -97,6 +144,7 @@ export class TurnHarness {
   constructor(
     private readonly stats: ReplayStats,
     private readonly known: KnownBugs = () => undefined,
+    private readonly opts: CrashOptions = {},
   ) {
     this.controller = new TurnController({
       mode: 'execute',
@@ -111,10 +159,26 @@ export class TurnHarness {
       this.summary = s;
       this.doneCount++;
     });
+    if (opts.crash) {
+      this.store = new RecordingStore(opts.mutateLoseStarts ? 'started' : undefined);
+      const journal = new TurnJournal(this.store, TURN);
+      void journal.write({ k: 'turn', v: JOURNAL_VERSION, turn: TURN, t: 0 });
+      journal.attach(this.controller);
+    }
+  }
+
+  /** The key of a tool run: process generation, the SUT's attempt, the call index. */
+  private runKey(attempt: number, index: number): string {
+    return `${this.gen}:${attempt}:${index}`;
+  }
+
+  /** The SUT's attempt for the model's: a resumed turn is attempt 1 of its new controller. */
+  private sutAttempt(modelAttempt: number): number {
+    return this.resumed ? 1 : modelAttempt;
   }
 
   private runTool(call: RunToolInput, signal: AbortSignal): Promise<CallResult> {
-    const key = `${call.attempt}:${call.index}`;
+    const key = this.runKey(call.attempt, call.index);
     const prev = this.runs.get(key);
     return new Promise<CallResult>((resolve, reject) => {
       this.runs.set(key, { key, calls: (prev?.calls ?? 0) + 1, signal, resolve, reject, settled: false });
@@ -164,7 +228,7 @@ export class TurnHarness {
         break;
       case 'TOOL_OK':
       case 'TOOL_ERROR': {
-        const run = this.runs.get(`${this.attempt}:${e.i}`);
+        const run = this.runs.get(this.runKey(this.attempt, e.i));
         if (!run) throw new ModelMismatch(`no tool run for call ${e.i} of attempt ${this.attempt}`);
         run.settled = true;
         if (e.type === 'TOOL_OK') run.resolve({ ok: true, content: `ok ${run.key}` });
@@ -173,10 +237,23 @@ export class TurnHarness {
         break;
       }
       case 'APPROVE':
-        c.approve(e.i);
+      case 'DENY': {
+        const answer = this.approvals.get(e.i);
+        if (answer) {
+          this.approvals.delete(e.i);
+          answer(e.type === 'APPROVE');
+          settle = true;
+        } else if (e.type === 'APPROVE') c.approve(e.i);
+        else c.deny(e.i);
         break;
-      case 'DENY':
-        c.deny(e.i);
+      }
+      case 'CRASH':
+        // kill -9: the controller and its tool runs are gone; only the journal is left.
+        this.gen++;
+        this.orphans.clear();
+        break;
+      case 'RESUME':
+        await this.resume();
         break;
       case 'STALE':
         for (const key of this.orphans) {
@@ -192,6 +269,33 @@ export class TurnHarness {
     this.track(e, before, after);
   }
 
+  /** A new process: resumeTurn on the journal, with this harness's tools and approvals. */
+  private async resume(): Promise<void> {
+    this.resumed = true;
+    this.clock = new VirtualClock();
+    this.summary = undefined;
+    this.doneCount = 0;
+    resumeTurn({
+      store: this.store!,
+      turn: TURN,
+      classify,
+      runTool: (call, signal) => this.runTool(call, signal),
+      ...(this.opts.mutateAllIdempotent ? { hints: { [TOOL_NAMES.unsafe]: { idempotent: true } } } : {}),
+      clock: this.clock,
+      approve: (req) => new Promise<boolean>((resolve) => this.approvals.set(req.index, resolve)),
+      onController: (controller) => {
+        this.controller = controller;
+        controller.events.on('turn.done', (s) => {
+          this.summary = s;
+          this.doneCount++;
+        });
+      },
+    }).catch((err: unknown) => (this.resumeError = err));
+    // The store is in memory and the clock virtual: everything resumeTurn does is microtasks.
+    for (let k = 0; k < 3; k++) await settleMicrotasks();
+    if (this.resumeError !== undefined) throw new ModelMismatch(`resumeTurn failed: ${String(this.resumeError)}`);
+  }
+
   /** The harness's own bookkeeping: expected results, orphaned runs, the next attempt. */
   private track(e: ModelEvent, before: ModelSnapshot, after: ModelSnapshot): void {
     if (e.type === 'RETRY') {
@@ -199,12 +303,12 @@ export class TurnHarness {
       this.expected = [];
       return;
     }
-    const attempt = before.context.attempt;
+    const attempt = this.sutAttempt(before.context.attempt);
     for (let i = 0; i < callCount(after); i++) {
       const p0 = callPhase(before, i);
       const p1 = callPhase(after, i);
       if (p0 === 'running' && (p1 === 'discarded' || (p1 === 'resulted' && e.type === 'ABORT'))) {
-        this.orphans.add(`${attempt}:${i}`);
+        this.orphans.add(this.runKey(attempt, i));
       }
       if (p1 === 'resulted' && p0 !== 'resulted') {
         this.expected[i] =
@@ -214,11 +318,11 @@ export class TurnHarness {
               ? 'error'
               : e.type === 'DENY'
                 ? 'denied'
-                : e.type === 'ABORT'
+                : e.type === 'ABORT' || e.type === 'RESUME' // RESUME: an unsafe run's outcome is unknown
                   ? 'interrupted'
                   : 'invalid';
       }
-      if (p1 === 'discarded') this.expected[i] = undefined;
+      if (p1 === 'discarded' || p1 === 'idle') this.expected[i] = undefined;
     }
   }
 
@@ -235,12 +339,16 @@ export class TurnHarness {
 
   /** Compare the SUT with the model state `s` and check the invariants. */
   check(s: ModelSnapshot): void {
+    const turn = turnPhase(s);
+    if (turn === 'crashed') {
+      this.checkJournal(s);
+      return;
+    }
     const snap = this.controller.actor.getSnapshot();
     const ctx = snap.context;
-    const turn = turnPhase(s);
     this.expectEq('turn state', String(snap.value), turn);
-    this.expectEq('attempt', ctx.attempt, s.context.attempt);
-    this.expectEq('controller attempt', this.controller.currentAttempt, s.context.attempt);
+    this.expectEq('attempt', ctx.attempt, this.sutAttempt(s.context.attempt));
+    this.expectEq('controller attempt', this.controller.currentAttempt, this.sutAttempt(s.context.attempt));
     if (turn === 'done') {
       const outcome = { completed: 'done', failed: 'failed', aborted: 'aborted', dropped: 'dropped' }[doneOutcome(s)!];
       this.expectEq('turn outcome', ctx.outcome, outcome);
@@ -279,6 +387,49 @@ export class TurnHarness {
     // The turn is done exactly when the model says so; then I1–I3 and the exact history.
     this.expectEq('turn.done emitted', this.doneCount, turn === 'done' ? 1 : 0);
     if (turn === 'done') this.checkHistory(s);
+    // A resumed turn: the journal's trace (crash and resume included) satisfies I4–I6 as well.
+    if (turn === 'done' && this.resumed) {
+      const jt = journalTrace(this.store!.all);
+      this.stats.invariantChecks += jt.length;
+      const jv = checkTrace(jt).violations;
+      if (jv.length > 0) this.fail(`journal trace invariants: ${jv.map((v) => `${v.invariant} ${v.message}`).join('; ')}`, true);
+    }
+  }
+
+  /** While crashed: what the journal holds must be what the model says was reached (write-ahead). */
+  private checkJournal(s: ModelSnapshot): void {
+    const st = foldJournal(this.store!.all);
+    const att = st.attempts.get(s.context.attempt);
+    this.expectEq('journal: attempt discarded', att?.discarded === true, crashedFrom(s) === 'backoff');
+    this.expectEq('journal: committed', st.committed !== undefined, false);
+    for (let i = 0; i < callCount(s); i++) {
+      const p = callPhase(s, i);
+      const jc = att?.calls.get(i);
+      const released = jc?.released !== undefined;
+      switch (p) {
+        case 'idle':
+        case 'streaming':
+        case 'complete':
+        case 'emittable':
+          this.expectEq(`journal: call ${i} released`, released, false);
+          break;
+        case 'released':
+          this.expectEq(`journal: call ${i} released`, released, true);
+          this.expectEq(`journal: call ${i} started`, (jc?.starts ?? 0) > 0, false);
+          break;
+        case 'running':
+          // Write-ahead: a tool that may be running has its start on disk, and no result.
+          this.expectEq(`journal: call ${i} released`, released, true);
+          this.expectEq(`journal: call ${i} started (write-ahead)`, (jc?.starts ?? 0) > 0, true);
+          this.expectEq(`journal: call ${i} result`, jc?.result !== undefined, false);
+          break;
+        case 'resulted':
+          this.expectEq(`journal: call ${i} result or invalid`, jc?.result !== undefined || jc?.invalid === true, true);
+          break;
+        case 'discarded':
+          break;
+      }
+    }
   }
 
   private checkCall(s: ModelSnapshot, i: number): void {
@@ -301,14 +452,14 @@ export class TurnHarness {
     this.expectEq(`call ${i} phase`, view.phase, p);
     const child = view.ref.getSnapshot();
     this.expectEq(`call ${i} actor state`, String(child.value), p);
-    this.expectEq(`call ${i} actor attempt`, child.context.attempt, attempt);
+    this.expectEq(`call ${i} actor attempt`, child.context.attempt, this.sutAttempt(attempt));
     const sub = releasedSub(s, i);
     if (sub === 'pending' || sub === 'unrequested') this.expectEq(`call ${i} approval`, view.approval, sub);
     else if (sub === 'waiting') {
       this.stats.checks++;
       if (view.approval !== 'not-needed' && view.approval !== 'granted') this.fail(`call ${i} approval: SUT ${view.approval}, model waiting`);
     }
-    const run = this.runs.get(`${attempt}:${i}`);
+    const run = this.runs.get(this.runKey(this.sutAttempt(attempt), i));
     if (p === 'running') {
       if (!run) this.fail(`call ${i} is running but its tool was never invoked`);
       this.expectEq(`call ${i} tool signal aborted`, run.signal.aborted, false);
@@ -370,11 +521,12 @@ export async function replayPath(
   initial: ModelSnapshot,
   stats: ReplayStats,
   known?: KnownBugs,
+  opts: CrashOptions = {},
 ): Promise<ReplayFailure | undefined> {
   stats.paths++;
   let h: TurnHarness;
   try {
-    h = new TurnHarness(stats, known);
+    h = new TurnHarness(stats, known, opts);
     h.check(initial);
   } catch (err) {
     return { step: 0, message: (err as Error).message, trail: `init: ${describeState(initial)}` };

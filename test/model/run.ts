@@ -1,4 +1,4 @@
-import { newStats, replayPath, type ReplayFailure, type ReplayStats } from './harness';
+import { type CrashOptions, newStats, replayPath, type ReplayFailure, type ReplayStats } from './harness';
 import { buildGraph, edgeCoverPaths, type ModelGraph, type ModelPath, shortestPaths } from './paths';
 import type { ModelOptions } from './turnModel';
 
@@ -44,12 +44,12 @@ export interface SetResult {
   ms: number;
 }
 
-export async function replaySet(label: string, g: ModelGraph, paths: ModelPath[]): Promise<SetResult> {
+export async function replaySet(label: string, g: ModelGraph, paths: ModelPath[], mutations: CrashOptions = {}): Promise<SetResult> {
   const stats = newStats();
   const t0 = performance.now();
   const failures: SetResult['failures'] = [];
   for (let k = 0; k < paths.length; k++) {
-    const f = await replayPath(paths[k]!, g.initial, stats, knownBug);
+    const f = await replayPath(paths[k]!, g.initial, stats, knownBug, { crash: g.options.crash === true, ...mutations });
     if (f) failures.push({ ...f, path: k });
   }
   return {

@@ -25,6 +25,20 @@ import { and, assign, type EventObject, not, or, setup, stateIn, type SnapshotFr
  *
  * Canonical context: what a state no longer needs is forgotten (kind after a result, identity
  * after readiness), so states that behave the same are one vertex.
+ *
+ * Crash and resume (`{ crash: true }`, issue 14; SPEC-level contract in docs/durability.md): CRASH
+ * stops the process in any live state (streaming, draining, backoff) — at most once per path — and
+ * the turn waits in `crashed` (`live` or `backoff`) with every call where the journal left it;
+ * nothing but RESUME can happen there. RESUME is `resumeTurn()` in a new process with the default
+ * `onInterruptedStream: 'end'`:
+ *   - the turn: from `crashed.live` the stream counts as ended (draining); from `crashed.backoff`
+ *     (the attempt was discarded, no new one began) the turn fails;
+ *   - calls never released (streaming, complete, emittable) are lost: idle;
+ *   - released calls are released again (an approval that was asked but not answered is asked
+ *     again; a recorded approval stands);
+ *   - a running call (its `started` record is on disk, its result is not): a safe one runs again,
+ *     an unsafe one gets the synthetic "outcome unknown" result and is NOT run again;
+ *   - results are kept; tool runs of the crashed process never come back (no orphans).
  */
 
 export type Kind = 'safe' | 'unsafe' | 'ask';
@@ -46,6 +60,8 @@ export interface ModelContext {
    * may do next (the harness keeps the set), and a set would multiply the state space.
    */
   orphans: boolean;
+  /** Crashes so far (0 or 1: at most one per path). */
+  crashes: number;
 }
 
 export type ModelEvent =
@@ -62,7 +78,11 @@ export type ModelEvent =
   | { type: 'APPROVE'; i: number }
   | { type: 'DENY'; i: number }
   /** Every orphaned tool run returns its (stale) result now; the engine must drop them. */
-  | { type: 'STALE' };
+  | { type: 'STALE' }
+  /** The process dies (kill -9): only the journal survives. */
+  | { type: 'CRASH' }
+  /** A new process resumes the turn from its journal. */
+  | { type: 'RESUME' };
 
 export type CallPhase =
   | 'idle'
@@ -74,7 +94,7 @@ export type CallPhase =
   | 'resulted'
   | 'discarded';
 export type ReleasedSub = 'unrequested' | 'pending' | 'waiting';
-export type TurnPhase = 'streaming' | 'draining' | 'backoff' | 'done';
+export type TurnPhase = 'streaming' | 'draining' | 'backoff' | 'done' | 'crashed';
 export type DoneOutcome = 'completed' | 'failed' | 'aborted' | 'dropped';
 
 export interface ModelOptions {
@@ -84,6 +104,8 @@ export interface ModelOptions {
   kinds?: readonly Kind[];
   /** Offer calls whose identity arrives late. Default true. */
   lateIdentity?: boolean;
+  /** Offer CRASH (once per path) and RESUME. Default false. */
+  crash?: boolean;
 }
 
 const callEvent = (e: EventObject): number | undefined => (e as { i?: number }).i;
@@ -107,6 +129,7 @@ const machineSetup = setup({
       event.type === 'ERROR' && event.retryable && context.attempt < p.maxAttempts,
     abortIs: ({ event }, p: { mode: 'commit' | 'drop' }) => event.type === 'ABORT' && event.mode === p.mode,
     hasOrphans: ({ context }) => context.orphans,
+    canCrash: ({ context }) => context.crashes < 1,
   },
   actions: {
     openCall: assign(({ context, event }, p: { i: number }) =>
@@ -123,6 +146,8 @@ const machineSetup = setup({
     addOrphan: assign({ orphans: true }),
     clearOrphans: assign({ orphans: false }),
     nextAttempt: assign(({ context }) => ({ attempt: context.attempt + 1, calls: context.calls.map(() => ({})) })),
+    /** The process died: its tool runs never come back. */
+    crash: assign(({ context }) => ({ crashes: context.crashes + 1, orphans: false })),
   },
 });
 
@@ -147,6 +172,8 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
   const range = (k: number) => Array.from({ length: k }, (_, j) => j);
 
   const turnStreaming: Guard = stateIn({ turn: 'streaming' });
+  const notCrashed: Guard = NOT(stateIn({ turn: 'crashed' }));
+  const crashedLive: Guard = stateIn({ turn: { crashed: 'live' } });
   const turnLive: Guard = OR([stateIn({ turn: 'streaming' }), stateIn({ turn: 'draining' })]);
   const streamEnded: Guard = stateIn({ turn: 'draining' });
 
@@ -216,9 +243,10 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
       },
       streaming: {
         on: {
-          EVIDENCE: { guard: forCall(i), target: 'complete' },
-          FINISH: { target: 'complete' },
-          END: { target: 'complete' },
+          RESUME: { guard: crashedLive, target: 'idle' },
+          EVIDENCE: { guard: AND([forCall(i), notCrashed]), target: 'complete' },
+          FINISH: { guard: notCrashed, target: 'complete' },
+          END: { guard: notCrashed, target: 'complete' },
           IDENTITY: identity(i),
           ERROR: onError(i),
           ABORT: onAbort(i, 'discarded'),
@@ -230,14 +258,14 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
           // Judged invalid at end of stream; the executor answers it with an error result at once.
           { guard: streamEnded, target: 'resulted' },
         ],
-        on: { IDENTITY: identity(i), ERROR: onError(i), ABORT: onAbort(i, 'discarded') },
+        on: { RESUME: { guard: crashedLive, target: 'idle' }, IDENTITY: identity(i), ERROR: onError(i), ABORT: onAbort(i, 'discarded') },
       },
       emittable: {
         always: [
           withGuard({ target: 'released.unrequested' }, all([kindIs(i, 'ask'), ...(i > 0 ? [releaseBarrier(i)!] : [])])),
           withGuard({ target: 'released.waiting' }, releaseBarrier(i)),
         ],
-        on: { ERROR: onError(i), ABORT: onAbort(i, 'discarded') },
+        on: { RESUME: { guard: crashedLive, target: 'idle' }, ERROR: onError(i), ABORT: onAbort(i, 'discarded') },
       },
       released: {
         // Always entered through an explicit child (`unrequested` or `waiting`).
@@ -248,8 +276,10 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
           },
           pending: {
             on: {
-              APPROVE: { guard: forCall(i), target: 'waiting' },
-              DENY: { guard: forCall(i), target: `#turnModel.${c(i)}.resulted` },
+              APPROVE: { guard: AND([forCall(i), notCrashed]), target: 'waiting' },
+              DENY: { guard: AND([forCall(i), notCrashed]), target: `#turnModel.${c(i)}.resulted` },
+              // Asked, not answered: the new process asks again.
+              RESUME: { guard: crashedLive, target: 'unrequested' },
             },
           },
           waiting: {
@@ -266,8 +296,13 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
       },
       running: {
         on: {
-          TOOL_OK: { guard: forCall(i), target: 'resulted' },
-          TOOL_ERROR: { guard: forCall(i), target: 'resulted' },
+          // Started, no result on disk: an unsafe tool is not run again (outcome unknown); a safe one is.
+          RESUME: [
+            { guard: AND([crashedLive, kindIs(i, 'unsafe')]), target: 'resulted' },
+            { guard: crashedLive, target: 'running', reenter: true },
+          ],
+          TOOL_OK: { guard: AND([forCall(i), notCrashed]), target: 'resulted' },
+          TOOL_ERROR: { guard: AND([forCall(i), notCrashed]), target: 'resulted' },
           ERROR: onError(i, true),
           ABORT: onAbort(i, 'resulted', true),
         },
@@ -284,6 +319,11 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
   });
 
   const allSettled = all(range(n).map((j) => OR([inPhase(j, 'idle'), inPhase(j, 'resulted')])));
+  const crash = (where: 'live' | 'backoff') => ({
+    guard: 'canCrash',
+    target: `#turnModel.turn.crashed.${where}`,
+    actions: 'crash',
+  });
   const abortTurn = [
     { guard: { type: 'abortIs', params: { mode: 'drop' } }, target: '#turnModel.turn.done.dropped' },
     { target: '#turnModel.turn.done.aborted' },
@@ -297,6 +337,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
           initial: 'open',
           states: { open: { on: { FINISH: 'finished' } }, finished: {} },
           on: {
+            CRASH: crash('live'),
             END: 'draining',
             ERROR: [
               { guard: { type: 'canRetry', params: { maxAttempts } }, target: 'backoff' },
@@ -307,10 +348,18 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
         },
         draining: {
           always: { guard: allSettled, target: 'done.completed' },
-          on: { ABORT: abortTurn },
+          on: { ABORT: abortTurn, CRASH: crash('live') },
         },
         backoff: {
-          on: { RETRY: { target: 'streaming', actions: 'nextAttempt' }, ABORT: 'done.dropped' },
+          on: { RETRY: { target: 'streaming', actions: 'nextAttempt' }, ABORT: 'done.dropped', CRASH: crash('backoff') },
+        },
+        crashed: {
+          initial: 'live',
+          states: {
+            live: { on: { RESUME: '#turnModel.turn.draining' } },
+            // The discarded attempt's retry never began: the resumed turn fails.
+            backoff: { on: { RESUME: '#turnModel.turn.done.failed' } },
+          },
         },
         done: { initial: 'completed', states: { completed: {}, failed: {}, aborted: {}, dropped: {} } },
       },
@@ -321,7 +370,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
   return machineSetup.createMachine({
     id: 'turnModel',
     type: 'parallel',
-    context: { attempt: 1, calls: range(n).map(() => ({})), orphans: false },
+    context: { attempt: 1, calls: range(n).map(() => ({})), orphans: false, crashes: 0 },
     on: { STALE: { guard: 'hasOrphans', actions: 'clearOrphans' } },
     // The config is generated for any n; its shape is checked by the model tests (reachability,
     // invariants), not by the type system.
@@ -351,6 +400,12 @@ export function streamFinished(s: ModelSnapshot): boolean {
   return typeof v === 'object' && (v as { streaming?: string }).streaming === 'finished';
 }
 
+/** Where a crashed turn was: 'live' (streaming or draining) or 'backoff'. */
+export function crashedFrom(s: ModelSnapshot): 'live' | 'backoff' | undefined {
+  const v = (s.value as StateValueObj).turn;
+  return typeof v === 'object' && 'crashed' in v ? ((v as { crashed: string }).crashed as 'live' | 'backoff') : undefined;
+}
+
 export function callPhase(s: ModelSnapshot, i: number): CallPhase {
   const v = (s.value as StateValueObj)[`c${i}`];
   return (typeof v === 'string' ? v : Object.keys(v!)[0]) as CallPhase;
@@ -369,7 +424,16 @@ export function callCount(s: ModelSnapshot): number {
 export function describeState(s: ModelSnapshot): string {
   const n = callCount(s);
   const turn = turnPhase(s);
-  const sub = turn === 'done' ? `.${doneOutcome(s)}` : turn === 'streaming' ? (streamFinished(s) ? '/finished' : '/open') : '';
+  const sub =
+    turn === 'done'
+      ? `.${doneOutcome(s)}`
+      : turn === 'streaming'
+        ? streamFinished(s)
+          ? '/finished'
+          : '/open'
+        : turn === 'crashed'
+          ? `.${crashedFrom(s)}`
+          : '';
   const calls = Array.from({ length: n }, (_, i) => {
     const p = callPhase(s, i);
     const r = releasedSub(s, i);
@@ -378,7 +442,8 @@ export function describeState(s: ModelSnapshot): string {
     return `${p}${r ? `.${r}` : ''}${tags ? `(${tags})` : ''}`;
   });
   const orphans = s.context.orphans ? ' +orphans' : '';
-  return `${turn}${sub} a${s.context.attempt} [${calls.join(', ')}]${orphans}`;
+  const crashed = s.context.crashes > 0 && turn !== 'crashed' ? ' (resumed)' : '';
+  return `${turn}${sub} a${s.context.attempt} [${calls.join(', ')}]${orphans}${crashed}`;
 }
 
 export function describeEvent(e: ModelEvent): string {
@@ -390,6 +455,8 @@ export function describeEvent(e: ModelEvent): string {
     case 'ABORT':
       return `ABORT(${e.mode})`;
     case 'STALE':
+    case 'CRASH':
+    case 'RESUME':
     case 'FINISH':
     case 'END':
     case 'RETRY':
@@ -413,6 +480,8 @@ export function candidateEvents(s: ModelSnapshot, options: ModelOptions = {}): M
   const n = callCount(s);
   const out: ModelEvent[] = [];
   const turn = turnPhase(s);
+  if (turn === 'crashed') return [{ type: 'RESUME' }];
+  if (options.crash && turn !== 'done' && s.context.crashes < 1) out.push({ type: 'CRASH' });
   if (turn === 'streaming') {
     for (let i = 0; i < n; i++) {
       if (callPhase(s, i) !== 'idle') continue;
@@ -459,6 +528,7 @@ export function fullAlphabet(n: number, options: ModelOptions = {}): ModelEvent[
     { type: 'ABORT', mode: 'drop' },
     { type: 'STALE' },
   );
+  if (options.crash) out.push({ type: 'CRASH' }, { type: 'RESUME' });
   return out;
 }
 
