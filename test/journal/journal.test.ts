@@ -7,7 +7,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { z } from 'zod';
 import { runTurn } from '../../src/engine/runTurn';
+import { defineTool } from '../../src/execute/tools';
 import { resumeTurn } from '../../src/engine/resume';
 import { checkTrace } from '../../src/history/check';
 import { decodeJournal, encodeRecord } from '../../src/journal/codec';
@@ -15,6 +17,7 @@ import { FileJournalStore } from '../../src/journal/fileStore';
 import { createTurnJournal } from '../../src/journal/journal';
 import { MemoryJournalStore } from '../../src/journal/memoryStore';
 import type { JournalRecord } from '../../src/journal/records';
+import type { AppendOptions, JournalStore } from '../../src/journal/store';
 import { journalTrace } from '../../src/journal/state';
 import { CRASH_TURN, chatStream, lines, seedWorkspace, workspaceTools } from './workspaceTools';
 
@@ -130,7 +133,7 @@ describe('runTurn with a journal', () => {
 });
 
 describe('resume from every prefix of the journal (a crash after each record)', () => {
-  test('0 violations, no unsafe call twice, recorded results kept', async () => {
+  test.each(['memory', 'slow async'])('%s store: 0 violations, no unsafe call twice, recorded results kept', async (kind) => {
     const base = tmp();
     const ref = await fullTurn(new MemoryJournalStore(), path.join(base, 'ref'));
     const full = ref.records;
@@ -151,8 +154,8 @@ describe('resume from every prefix of the journal (a crash after each record)', 
           if (rel.name === 'edit_file') fs.writeFileSync(path.join(dir, String(rel.input.path)), String(rel.input.text));
         }
       }
-      const store = new MemoryJournalStore();
-      store.appendSync('turn-1', prefix);
+      const store: JournalStore = kind === 'memory' ? new MemoryJournalStore() : new SlowStore();
+      await store.append('turn-1', prefix, { durable: true });
       const out = await resumeTurn({ store, turn: 'turn-1', tools: workspaceTools(dir, { ms: 1 }) });
       figures.prefixes++;
       expect(out.violations).toEqual([]);
@@ -181,7 +184,7 @@ describe('resume from every prefix of the journal (a crash after each record)', 
         expect(a && a.role === 'assistant' ? a.calls.map((c) => c.id) : []).toEqual(e && e.role === 'assistant' ? e.calls.map((c) => c.id) : []);
       }
     }
-    console.log(`resume from every prefix: ${JSON.stringify(figures)}`);
+    console.log(`resume from every prefix (${kind} store): ${JSON.stringify(figures)}`);
     expect(figures.unknown).toBeGreaterThan(0);
     expect(figures.reconciled).toBeGreaterThan(0);
     expect(figures.kept).toBeGreaterThan(0);
@@ -211,5 +214,64 @@ describe('checkTrace sees crash and resume', () => {
   test('a call that resulted before the crash never starts again', () => {
     const t = [...before.slice(0, 5), { t: 3.5, kind: 'resulted', attempt: 1, index: 0 }, ...before.slice(5), { t: 5, kind: 'started', attempt: 1, index: 0, rerun: 'idempotent' }];
     expect(checkTrace(t).violations.map((x) => x.invariant)).toEqual(['I6']);
+  });
+});
+
+/** A store without appendSync whose appends take a few ms (a database): the journal's queued path. */
+class SlowStore implements JournalStore {
+  readonly name = 'slow';
+  private readonly inner = new MemoryJournalStore();
+  async append(turn: string, records: readonly JournalRecord[], opts: AppendOptions): Promise<void> {
+    await new Promise((r) => setTimeout(r, 2));
+    await this.inner.append(turn, records, opts);
+  }
+  read(turn: string) {
+    return this.inner.read(turn);
+  }
+  list() {
+    return this.inner.list();
+  }
+  lease(turn: string, owner: string, ttlMs: number) {
+    return this.inner.lease(turn, owner, ttlMs);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+describe('write-ahead: the tool itself finds its durable `started` record when it runs', () => {
+  test.each([
+    ['file store (synchronous appends)', () => new FileJournalStore(tmp())],
+    ['a slow async store (queued appends)', () => new SlowStore()],
+  ])('%s', async (_name, make) => {
+    const store = make();
+    const journal = await createTurnJournal(store, 'w');
+    const seen: string[] = [];
+    const probe = (name: string, kind: 'read' | 'edit') =>
+      defineTool({
+        name,
+        kind,
+        input: z.object({}),
+        run: async (_i, { callId }) => {
+          const recs = (await store.read('w')).records;
+          const rel = recs.find((r) => r.k === 'released' && r.id === callId) as Extract<JournalRecord, { k: 'released' }> | undefined;
+          const started = rel !== undefined && recs.some((r) => r.k === 'started' && r.i === rel.i);
+          seen.push(`${name}:${started}`);
+          return 'ok';
+        },
+      });
+    const res = await runTurn({
+      format: 'openai-chat',
+      stream: chatStream([{ name: 'look', args: {} }, { name: 'change', args: {} }, { name: 'change', args: {} }], 1),
+      tools: [probe('look', 'read'), probe('change', 'edit')],
+      journal,
+    });
+    expect(res.summary.outcome).toBe('done');
+    // The unsafe calls waited for their record; the safe one's record was at least queued first.
+    expect(seen.filter((s) => s.startsWith('change'))).toEqual(['change:true', 'change:true']);
+    const recs = (await store.read('w')).records;
+    expect(recs.map((r) => r.n)).toEqual(recs.map((_r, i) => i));
+    expect(recs.at(-1)?.k).toBe('committed');
+    expect(checkTrace(journalTrace(recs)).violations).toEqual([]);
   });
 });
