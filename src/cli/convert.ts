@@ -47,6 +47,12 @@ export async function run(argv: string[]): Promise<number> {
     singleTool: flags['single-tool'] === true,
   });
   process.stdout.write(r.sse);
+  const limit = r.warnings.find((w) => w.startsWith('limit_exceeded: '));
+  if (limit) {
+    // A resource limit ended the turn (docs/limits.md): the SSE ends with its error event; one line, exit 1.
+    process.stderr.write(`sluice convert: ${limit.slice('limit_exceeded: '.length)}; the turn was ended\n`);
+    return 1;
+  }
   for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
   return 0;
 }

@@ -173,6 +173,12 @@ export async function run(argv: string[]): Promise<number> {
   if (flags.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   else process.stdout.write(formatReport(report));
   await inspection?.close();
+  // A resource limit ended the turn (docs/limits.md): the report shows it; exit 1 with one line.
+  const limit = report.warnings.find((w) => w.code === 'limit_exceeded');
+  if (limit) {
+    process.stderr.write(`sluice replay: ${limit.message}; the turn was ended\n`);
+    return 1;
+  }
   return report.invariants.ok ? 0 : 1;
 }
 

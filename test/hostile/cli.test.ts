@@ -45,9 +45,9 @@ describe('unknown formats are usage errors (exit 2, one line)', () => {
     const r = await cli(['replay', f]);
     expect(r.code).toBe(2);
     expect(oneLine(r.err)).toContain(`${f}: unknown format "smoke-signals"`);
-    const c = await cli(['convert', f, '--to', 'anthropic']);
-    expect(c.code).toBe(2);
-    oneLine(c.err);
+    const conv = await cli(['convert', f, '--to', 'anthropic']);
+    expect(conv.code).toBe(2);
+    oneLine(conv.err);
   });
 
   test('an unknown text family', async () => {
@@ -154,7 +154,16 @@ describe('hostile trace contents', () => {
     const t0 = Date.now();
     const r = await cli(['replay', f, '--format', 'openai-chat', '--json']);
     expect(Date.now() - t0).toBeLessThan(5000);
-    expect(r.out + r.err).toContain('limit maxCallIndex exceeded');
+    expect(r.code).toBe(1);
+    expect(oneLine(r.err)).toBe('sluice replay: limit maxCallIndex exceeded: call index 1000000000 (max 100000); the turn was ended');
+    expect((JSON.parse(r.out) as { outcome: string }).outcome).toBe('failed');
+    const conv = await cli(['convert', f, '--format', 'openai-chat', '--to', 'anthropic']);
+    expect(conv.code).toBe(1);
+    expect(oneLine(conv.err)).toBe('sluice convert: limit maxCallIndex exceeded: call index 1000000000 (max 100000); the turn was ended');
+    expect(conv.out).toContain('event: error');
+    const a = await cli(['analyze', f, '--format', 'openai-chat', '--json']);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(a.out).toContain('"outcome":"failed"');
   });
 });
 
