@@ -136,6 +136,8 @@ export function callStream(family: string, content: string): string {
       );
     case 'lfm2':
       return `${think}<|tool_call_start|>[write_file(path="out/big.txt", content=${JSON.stringify(content)})]<|tool_call_end|>`;
+    case 'olmo3':
+      return `${think}<function_calls>write_file(path="out/big.txt", content=${JSON.stringify(content)})</function_calls>`;
     default:
       throw new Error(`bench/parsers: no stream template for family ${family}`);
   }

@@ -18,8 +18,7 @@
 import { THINK_TAGS } from './core/base';
 import { isWs, MarkerSet } from './core/markers';
 import { JsonBlockParser, stdEnvelope, type BlockKind } from './jsonBlock';
-import { PythonicParser } from './pythonic';
-import type { StreamEvent } from '../wire/events';
+import { PythonicBlock } from './pythonicBlock';
 import type { ParserOptions } from './types';
 
 const OPEN = '<|tool_call_start|>';
@@ -37,9 +36,7 @@ function isIdentStart(c: number): boolean {
 }
 
 export class Lfm2Parser extends JsonBlockParser {
-  private sub: PythonicParser | null = null;
-  /** Index of each call of the current Python block (its own numbering) in this stream. */
-  private readonly indices = new Map<number, number>();
+  private block: PythonicBlock | null = null;
 
   constructor(opts: ParserOptions = {}) {
     super(
@@ -73,8 +70,11 @@ export class Lfm2Parser extends JsonBlockParser {
       if (i >= end && end === this.buf.length && !this.eof) return false;
       if (i < this.buf.length && isIdentStart(this.buf.charCodeAt(i))) {
         this.confirmMarkup();
-        this.sub = new PythonicParser();
-        this.indices.clear();
+        this.block = new PythonicBlock({
+          em: this.em,
+          text: (t) => this.emitText(t),
+          warn: (c, m) => this.warn(c, m),
+        });
         this.mode = PY;
         return true;
       }
@@ -82,62 +82,25 @@ export class Lfm2Parser extends JsonBlockParser {
       return true;
     }
     if (this.mode === PY) {
-      const sub = this.sub as PythonicParser;
-      const m = this.streamUntil(closeSet, (s) => this.relay(sub.push(s)), true);
+      const block = this.block as PythonicBlock;
+      const m = this.streamUntil(closeSet, (t) => block.push(t), true);
       if (m === null) return false;
-      this.relay(sub.end());
-      this.sub = null;
+      block.close();
+      this.block = null;
       this.afterMarkup();
       return true;
     }
     return super.stepFamily();
   }
 
-  /** The Python reader's events, with its calls renumbered into this stream. */
-  private relay(evs: StreamEvent[]): void {
-    for (const e of evs) {
-      switch (e.type) {
-        case 'text.delta':
-          this.emitText(e.text);
-          break;
-        case 'call.identity':
-          this.em.identity(this.index(e.index), `call_${this.index(e.index)}`, e.name);
-          break;
-        case 'call.fragment':
-          this.em.fragment(this.index(e.index), e.text);
-          break;
-        case 'call.complete':
-          this.em.complete(this.index(e.index));
-          break;
-        case 'warning':
-          this.warn(e.code, e.message.replace(/^pythonic: /, ''));
-          break;
-        default:
-          this.em.event(e);
-      }
-    }
-  }
-
-  private index(sub: number): number {
-    let i = this.indices.get(sub);
-    if (i === undefined) {
-      i = this.em.newCall();
-      this.indices.set(sub, i);
-    }
-    return i;
-  }
-
   protected override finishFamily(): void {
     if (this.mode === PEEK) {
       this.warn('parser.truncated_call', `stream ended right after ${OPEN}`);
     } else if (this.mode === PY) {
-      // Text the Python reader flushes at the end is a cut list head (`[rea`), not prose.
-      const evs = (this.sub as PythonicParser).end();
-      this.relay(evs.filter((e) => e.type !== 'text.delta'));
-      if (evs.some((e) => e.type === 'text.delta')) {
+      if ((this.block as PythonicBlock).cut()) {
         this.warn('parser.truncated_call', `stream ended inside ${OPEN}… before a call was read`);
       }
-      this.sub = null;
+      this.block = null;
     } else super.finishFamily();
   }
 }

@@ -19,6 +19,7 @@ import { GigaChat3Parser } from './gigachat3';
 import { InternLm2Parser } from './internlm2';
 import { KimiK3Parser } from './kimik3';
 import { Lfm2Parser } from './lfm2';
+import { Olmo3Parser } from './olmo3';
 import { FunctoolsParser } from './phi4mini';
 // Issue 12, batch A families.
 import { ErnieParser } from './ernie';
@@ -188,6 +189,12 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['lfm2.5', 'lfm25', 'lfm', 'liquid', 'liquid-lfm2'],
     description: 'LFM2 / LFM2.5: <|tool_call_start|>[NAME(k=v), …] or [{"name","arguments"}]<|tool_call_end|>; <think>',
     create: (o) => new Lfm2Parser(o),
+  },
+  {
+    name: 'olmo3',
+    aliases: ['olmo', 'olmo-3', 'olmo3-instruct', 'olmo3-think', 'olmo-3-think'],
+    description: 'OLMo 3: <function_calls>NAME(k=<json>, …)\nNAME(…)</function_calls>; <think>',
+    create: (o) => new Olmo3Parser(o),
   },
   // ---- issue 12, batch A -------------------------------------------------------------------
   {

@@ -214,6 +214,26 @@ CASES_B.push(
   },
 );
 
+CASES_B.push({
+  title: 'olmo3',
+  family: 'olmo3',
+  stream:
+    `<think>${R}</think>${T1}<function_calls>read_file(path="docs/日本語.md", note=${JSON.stringify(NOTE)})\n` +
+    `get_weather(city="Tokyo", days=3)</function_calls>${T2}<|im_end|>`,
+  expected: events({
+    thinking: R,
+    text1: T1,
+    calls: [
+      { name: 'read_file', args: JSON.stringify({ path: 'docs/日本語.md', note: NOTE }) },
+      { name: 'get_weather', args: JSON.stringify({ city: 'Tokyo', days: 3 }) },
+    ],
+    text2: T2,
+  }),
+  closeAt: ['🚀")', 'days=3)'],
+  markers: ['<think>', '</think>', 'function_calls', 'read_file(', '<|'],
+  openers: ['<think>', '</think>', '<function_calls>', '</function_calls>', '<|im_end|>', '<|endoftext|>'],
+});
+
 export interface RealCase {
   title: string;
   family: string;
@@ -384,6 +404,22 @@ export const REAL_B: RealCase[] = [
       '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_1"}]<|tool_call_end|>',
     text: '',
     calls: [{ name: 'get_weather', args: { city: 'Paris' } }],
+  },
+  {
+    title: 'OLMo 3 calls with JSON literal values (chat template rendering)',
+    family: 'olmo3',
+    source:
+      "allenai Olmo-3 chat template (as embedded in public server configs): '<function_calls>' + name + '(' + " +
+      "key ~ '=' ~ (value | tojson) joined ', ' + ')' joined '\\n' + '</function_calls>'; vLLM docs, olmo3 tool parser: " +
+      '"newline separated pythonic tool calls", "argument values being null/true/false"',
+    stream:
+      'I will check both.<function_calls>get_weather(city="Tokyo", units=null, metric=true)\n' +
+      'search(query="OLMo \\"3\\"", filters={"year": 2025, "open": false}, k=5)</function_calls><|im_end|>',
+    text: 'I will check both.',
+    calls: [
+      { name: 'get_weather', args: { city: 'Tokyo', units: null, metric: true } },
+      { name: 'search', args: { query: 'OLMo "3"', filters: { year: 2025, open: false }, k: 5 } },
+    ],
   },
 ];
 
@@ -587,6 +623,32 @@ export const LOOKALIKES_B: LookalikeB[] = [
     family: 'lfm2',
     input: '<think>use <|tool_call_start|>[f()]</think>ok',
     expected: [thinking('use <|tool_call_start|>[f()]'), text('ok')],
+  },
+
+  // ---- olmo3 --------------------------------------------------------------------------------------
+  verbatim(
+    'olmo3',
+    '<function_calls> in a fenced code block is text',
+    '```\n<function_calls>f(a=1)</function_calls>\n```',
+  ),
+  {
+    name: 'Anthropic-style <function_calls><invoke> is text (the stray closer is removed)',
+    family: 'olmo3',
+    input: '<function_calls><invoke name="x"></invoke></function_calls>',
+    expected: [text('<function_calls><invoke name="x"></invoke>')],
+  },
+  {
+    name: '"true" inside a string stays a string',
+    family: 'olmo3',
+    input: '<function_calls>f(a="true", b=\'null\', c=true)</function_calls>',
+    expected: call(0, 'f', '{"a":"true","b":"null","c":true}'),
+  },
+  {
+    name: 'startInReasoning: text before </think> is reasoning',
+    family: 'olmo3',
+    opts: { startInReasoning: true },
+    input: 'plan</think>Answer',
+    expected: [thinking('plan'), text('Answer')],
   },
 
   // ---- kimi-k3 ----------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ describe('batch B registry', () => {
       'functionary-v3.2',
       'kimi-k3',
       'lfm2',
+      'olmo3',
     ])
       expect(names).toContain(f);
     expect(resolveFamily('Phi-4-mini-instruct')).toBe('phi-4-mini');
