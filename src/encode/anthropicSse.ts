@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OutputEvent } from '../release/output';
-import type { FinishReason, StreamErrorInfo, Usage } from '../wire/events';
+import type { FinishReason, StreamErrorInfo } from '../wire/events';
+import { UsageCounter } from './openaiCommon';
 
 /**
  * OutputEvent sequence → Anthropic Messages streaming events (SPEC §5.9), as SSE text
@@ -158,29 +159,12 @@ function nonNegInt(n: number | undefined): number | undefined {
 }
 
 /** Running Anthropic usage: cache accounting and a never-decreasing output count. */
-class UsageTracker {
-  private prompt: number | undefined;
-  private cached = 0;
-  private output = 0;
-
-  constructor(private readonly estimate: number) {}
-
-  update(u: Usage | undefined): void {
-    if (!u) return;
-    const prompt = nonNegInt(u.promptTokens);
-    const cached = nonNegInt(u.cachedTokens);
-    const output = nonNegInt(u.outputTokens);
-    if (prompt !== undefined) this.prompt = prompt;
-    if (cached !== undefined) this.cached = cached;
-    if (output !== undefined && output > this.output) this.output = output;
-  }
-
+class UsageTracker extends UsageCounter {
   snapshot(): AnthropicUsage {
-    const prompt = this.prompt ?? this.estimate;
-    const cacheRead = this.prompt === undefined ? 0 : Math.min(this.cached, prompt);
+    const cacheRead = this.cachedInput;
     return {
-      input_tokens: prompt - cacheRead,
-      output_tokens: this.output,
+      input_tokens: this.input - cacheRead,
+      output_tokens: this.outputTokens,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: cacheRead,
     };

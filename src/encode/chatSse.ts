@@ -1,6 +1,6 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
-import { chatFinishReason, OpenAIUsage, openaiErrorBody, randomId } from './openaiCommon';
+import { chatFinishReason, UsageCounter, openaiErrorBody, randomId } from './openaiCommon';
 
 /**
  * OutputEvent sequence → OpenAI Chat Completions, as SSE (`ChatSseEncoder`) or one
@@ -73,7 +73,7 @@ export class ChatChunkBuilder {
   readonly id = randomId('chatcmpl-');
   readonly created: number;
   readonly model: string;
-  readonly usage: OpenAIUsage;
+  readonly usage: UsageCounter;
   private calls = 0;
   private _terminated = false;
   private started = false;
@@ -82,7 +82,7 @@ export class ChatChunkBuilder {
   constructor(private readonly opts: ChatEncodeOptions = {}) {
     this.created = opts.created ?? Math.floor(Date.now() / 1000);
     this.model = opts.model ?? 'unknown';
-    this.usage = new OpenAIUsage(opts.inputTokens ?? 0);
+    this.usage = new UsageCounter(opts.inputTokens ?? 0);
   }
 
   get terminated(): boolean {

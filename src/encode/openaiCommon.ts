@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FinishReason, Usage } from '../wire/events';
 
 /**
- * Pieces the two OpenAI-shaped encoders (chatSse.ts, responsesSse.ts) share: ids, usage and the
- * finish mapping.
+ * Pieces the encoders share: ids, usage (also anthropicSse.ts) and the Chat finish mapping.
  */
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -19,8 +18,11 @@ export function randomId(prefix: string, count = 24): string {
   return out;
 }
 
-/** Running usage: the last prompt/cached counts seen, output never decreasing; the estimate until the backend reports. */
-export class OpenAIUsage {
+/**
+ * Running usage for every encoder: the last prompt/cached counts seen, output never decreasing;
+ * the input estimate until the backend reports a prompt count.
+ */
+export class UsageCounter {
   private prompt: number | undefined;
   private cached = 0;
   private output = 0;

@@ -1,6 +1,6 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
-import { OpenAIUsage, openaiErrorType, randomId } from './openaiCommon';
+import { UsageCounter, openaiErrorType, randomId } from './openaiCommon';
 
 /**
  * OutputEvent sequence → OpenAI Responses streaming events (`ResponsesSseEncoder`, SSE with
@@ -41,7 +41,7 @@ export class ResponsesEventBuilder {
   readonly id = randomId('resp_');
   readonly created: number;
   readonly model: string;
-  private readonly usage: OpenAIUsage;
+  private readonly usage: UsageCounter;
   private seq = 0;
   private readonly items: Item[] = [];
   private open: { item: Item; kind: 'reasoning' | 'message'; text: string; signature?: string } | undefined;
@@ -54,7 +54,7 @@ export class ResponsesEventBuilder {
   constructor(opts: ResponsesEncodeOptions = {}) {
     this.created = opts.created ?? Math.floor(Date.now() / 1000);
     this.model = opts.model ?? 'unknown';
-    this.usage = new OpenAIUsage(opts.inputTokens ?? 0);
+    this.usage = new UsageCounter(opts.inputTokens ?? 0);
   }
 
   get terminated(): boolean {
