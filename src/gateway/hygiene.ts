@@ -1,0 +1,242 @@
+/**
+ * Connection hygiene for the gateway: every resource a client or a backend can hold has a bound.
+ *
+ * - Client sockets: a header timeout, a body timeout (Node's `requestTimeout`: the whole request
+ *   must arrive in time, else 408 and the socket closes), a keep-alive timeout between requests,
+ *   and a connection cap (connections over it get a one-line 503 and are closed at once).
+ * - Concurrency slots: taken only after the request body is complete and valid (`Slots`), so slow
+ *   bodies cost a socket, never a slot.
+ * - Backend streams: an idle timer that counts only while the gateway is actually reading (it is
+ *   paused while the client applies backpressure) and is re-armed only by bytes that carry events
+ *   (SSE comments and keep-alive blank lines do not count), plus an overall request deadline.
+ * - The stream fence: once the backend sent its finish, a tool call that starts afterwards (data
+ *   after the finish chunk or after `[DONE]`) is not released as another block; it is dropped
+ *   with one warning.
+ *
+ * Defaults are in `HYGIENE_DEFAULTS` and docs/limits.md "## Gateway".
+ */
+import type * as http from 'node:http';
+import type { Socket } from 'node:net';
+import type { StreamEvent } from '../wire/events';
+import { GatewayError } from './errors';
+
+export interface HygieneLimits {
+  /** Time for a client to send the request line and headers. Default 30 s. */
+  headersTimeoutMs: number;
+  /** Time for a client to send the whole request, body included (408 after). Default 120 s. */
+  bodyTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. Default 5 s. */
+  keepAliveTimeoutMs: number;
+  /** Open client connections; more are refused with 503 and closed. Default 1024. */
+  maxConnections: number;
+  /** One model request from body read to the last byte. Default 30 min. */
+  requestDeadlineMs: number;
+}
+
+export const HYGIENE_DEFAULTS: HygieneLimits = {
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
+  requestDeadlineMs: 30 * 60_000,
+};
+
+/**
+ * Options for `http.createServer`. Node checks header/body timeouts on a sweep every
+ * `connectionsCheckingInterval`; it is set to a fraction of the smallest timeout so a small
+ * configured limit is enforced promptly (default limits: every 1 s).
+ */
+export function httpServerOptions(l: HygieneLimits): http.ServerOptions {
+  const smallest = Math.min(l.headersTimeoutMs, l.bodyTimeoutMs);
+  return {
+    noDelay: true,
+    headersTimeout: l.headersTimeoutMs,
+    requestTimeout: l.bodyTimeoutMs,
+    keepAliveTimeout: l.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(smallest / 4))),
+  };
+}
+
+const OVER_CAP =
+  'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\nretry-after: 1\r\ncontent-length: ';
+
+/**
+ * Track client sockets and enforce the connection cap. At the cap, a new connection first evicts
+ * the longest-idle socket (one with no request in progress: a keep-alive connection between
+ * requests, or one that never sent a request line); only when every socket is busy is the new
+ * one refused (503 overloaded_error, `connection: close`). So sockets that send nothing cannot
+ * lock out `/health` or real clients. `onCount`/`onRejected` feed metrics.
+ * Returns the live socket set (the gateway destroys them on close).
+ */
+export function guardConnections(
+  server: http.Server,
+  l: HygieneLimits,
+  hooks: { onCount?: (n: number) => void; onRejected?: () => void } = {},
+): Set<Socket> {
+  const sockets = new Set<Socket>();
+  /** Sockets without a request in progress, oldest first (a Set keeps insertion order). */
+  const idle = new Set<Socket>();
+  // Node's own timeouts, set again on the instance (older option handling ignores some of them).
+  server.headersTimeout = l.headersTimeoutMs;
+  server.requestTimeout = l.bodyTimeoutMs;
+  server.keepAliveTimeout = l.keepAliveTimeoutMs;
+  const body = JSON.stringify({
+    type: 'error',
+    error: { type: 'overloaded_error', message: `too many open connections (limit ${l.maxConnections})` },
+  });
+  const refusal = OVER_CAP + Buffer.byteLength(body) + '\r\n\r\n' + body;
+  server.on('connection', (s: Socket) => {
+    if (sockets.size >= l.maxConnections) {
+      const victim = idle.values().next();
+      if (!victim.done) {
+        idle.delete(victim.value);
+        victim.value.destroy();
+      } else {
+        hooks.onRejected?.();
+        s.on('error', () => undefined);
+        s.end(refusal);
+        setTimeout(() => s.destroy(), 1000).unref();
+        return;
+      }
+    }
+    sockets.add(s);
+    idle.add(s);
+    hooks.onCount?.(sockets.size);
+    s.on('close', () => {
+      sockets.delete(s);
+      idle.delete(s);
+      hooks.onCount?.(sockets.size);
+    });
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const s = req.socket;
+    idle.delete(s);
+    res.on('close', () => {
+      if (!s.destroyed && sockets.has(s)) idle.add(s);
+    });
+  });
+  return sockets;
+}
+
+/** Concurrency slots. `take()` returns a release function (idempotent), or undefined when full. */
+export class Slots {
+  private n = 0;
+  constructor(readonly max: number) {}
+  get active(): number {
+    return this.n;
+  }
+  take(): (() => void) | undefined {
+    if (this.n >= this.max) return undefined;
+    this.n++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.n--;
+    };
+  }
+  /** The 529 answer for a full gateway. */
+  static overloaded(max: number): GatewayError {
+    return new GatewayError(529, `too many concurrent requests (limit ${max})`, 'overloaded_error', { 'retry-after': '1' });
+  }
+}
+
+/**
+ * The backend idle timer. `touch()` re-arms it; `pause()` stops the clock while the gateway is not
+ * reading (client backpressure); `resume()` re-arms it with the full window.
+ */
+export class IdleTimer {
+  private timer: NodeJS.Timeout | undefined;
+  private paused = false;
+  private stopped = false;
+  constructor(
+    private readonly ms: number,
+    private readonly onIdle: () => void,
+  ) {
+    this.touch();
+  }
+  touch(): void {
+    if (this.stopped || this.paused) return;
+    if (this.timer) this.timer.refresh();
+    else this.timer = setTimeout(() => this.fire(), this.ms);
+  }
+  pause(): void {
+    if (this.stopped) return;
+    this.paused = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+  resume(): void {
+    if (this.stopped || !this.paused) return;
+    this.paused = false;
+    this.touch();
+  }
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+  private fire(): void {
+    this.timer = undefined;
+    if (this.stopped || this.paused) return;
+    this.stopped = true;
+    this.onIdle();
+  }
+}
+
+/** True when an event carries something from the model (not a ping or a warning). */
+export function isSubstantive(e: StreamEvent): boolean {
+  return e.type !== 'ping' && e.type !== 'warning';
+}
+
+/**
+ * Drops tool calls that begin after the backend's finish. A call index first seen after the
+ * `finish` event is ignored with one `call_after_finish` warning per stream; fragments of calls
+ * that were already open keep flowing (the engine decides what to do with late fragments).
+ */
+export class StreamFence {
+  private finished = false;
+  private readonly known = new Set<number>();
+  private readonly dropped = new Set<number>();
+  private warned = false;
+
+  filter(evs: StreamEvent[]): StreamEvent[] {
+    let out: StreamEvent[] | undefined;
+    for (let i = 0; i < evs.length; i++) {
+      const e = evs[i]!;
+      let keep = true;
+      if (e.type === 'finish') this.finished = true;
+      else if (e.type === 'call.identity' || e.type === 'call.fragment' || e.type === 'call.complete') {
+        if (!this.known.has(e.index)) {
+          if (this.finished || this.dropped.has(e.index)) {
+            keep = false;
+            this.dropped.add(e.index);
+          } else this.known.add(e.index);
+        }
+      }
+      if (!keep && out === undefined) out = evs.slice(0, i);
+      if (keep && out !== undefined) out.push(e);
+      if (!keep && !this.warned) {
+        this.warned = true;
+        out!.push({
+          type: 'warning',
+          code: 'call_after_finish',
+          message: `tool call index ${(e as { index: number }).index} began after the backend's finish (or [DONE]); ignored`,
+        });
+      }
+    }
+    return out ?? evs;
+  }
+}
+
+/**
+ * A backend 2xx answer the gateway can read: SSE (`text/event-stream`) or one JSON completion
+ * (`application/json`, for backends that ignore `stream`). Anything else — an HTML page from a
+ * proxy, `text/plain` — is a 502 `api_error` before the client's response is committed.
+ */
+export function checkUpstreamContentType(res: http.IncomingMessage): GatewayError | undefined {
+  const ct = String(res.headers['content-type'] ?? '').toLowerCase();
+  if (ct === '' || ct.includes('text/event-stream') || ct.includes('application/json') || ct.includes('+json')) return undefined;
+  const shown = ct.split(';')[0]!.trim().slice(0, 80);
+  return new GatewayError(502, `upstream: answered 2xx with content-type ${shown}, not an event stream`, 'api_error');
+}
