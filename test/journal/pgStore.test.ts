@@ -2,9 +2,16 @@
  * The PostgreSQL journal store against a real PostgreSQL server (`SLUICE_PG_URL`; `.ci/run` starts
  * one with scripts/pg-test-server.sh). Skips visibly when no server is configured.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Pool } from 'pg';
+import { ResumeError, resumeTurn } from '../../src/engine/resume';
+import { runTurn } from '../../src/engine/runTurn';
+import { createTurnJournal } from '../../src/journal/journal';
 import { PostgresJournalStore } from '../../src/journal/pgStore';
 import type { JournalRecord } from '../../src/journal/records';
+import { CRASH_TURN, chatStream, seedWorkspace, workspaceTools } from './workspaceTools';
 
 const URL = process.env.SLUICE_PG_URL;
 if (!URL) process.stderr.write('\n[sluice tests] SLUICE_PG_URL is not set: PostgreSQL journal tests are SKIPPED (scripts/pg-test-server.sh start).\n');
@@ -82,6 +89,30 @@ describePg('PostgresJournalStore', () => {
     expect(await store.lease('turn-l', 'C', 1000)).toBeUndefined();
     await b!.release();
     expect(await store.lease('turn-l', 'C', 1000)).toBeDefined();
+  });
+
+  test('eight workers (separate pools) race to resume one crashed turn: exactly one proceeds, the others get ResumeError', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-pg-resume-'));
+    seedWorkspace(dir);
+    // A turn journaled up to the end of its stream, then "crashed": everything after `end` removed.
+    const journal = await createTurnJournal(store, 'race-resume');
+    await runTurn({ format: 'openai-chat', stream: chatStream(CRASH_TURN, 0), tools: workspaceTools(dir, { ms: 1 }), journal });
+    const pool = new Pool({ connectionString: URL });
+    const { rows } = await pool.query(`SELECT min(n) AS n FROM ${prefix}journal WHERE turn = 'race-resume' AND k = 'end'`);
+    await pool.query(`DELETE FROM ${prefix}journal WHERE turn = 'race-resume' AND n > $1`, [rows[0].n]);
+    await pool.end();
+    const pools = Array.from({ length: 8 }, () => new Pool({ connectionString: URL, max: 2 }));
+    try {
+      const stores = await Promise.all(pools.map((p) => PostgresJournalStore.connect({ pool: p, tablePrefix: prefix })));
+      const all = await Promise.allSettled(stores.map((s, w) => resumeTurn({ store: s, turn: 'race-resume', tools: workspaceTools(dir, { ms: 5 }), owner: `w${w}` })));
+      const won = all.filter((r) => r.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      for (const r of all) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ResumeError);
+      expect((won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof resumeTurn>>>).value.violations).toEqual([]);
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a bad table prefix is refused with a clear error', async () => {
