@@ -11,7 +11,10 @@
  * - look-alikes, whole and at every byte split (warnings compared separately).
  */
 import fc from 'fast-check';
-import { createTextParser, listFamilies, resolveFamily } from '../../src/parsers';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { createTextAdapter, createTextParser, listFamilies, resolveFamily } from '../../src/parsers';
 import type { StreamEvent } from '../../src/wire/events';
 import { closeOffsets } from './cases';
 import { CASES_B, LOOKALIKES_B, REAL_B, type CaseB } from './corpusB';
@@ -212,5 +215,58 @@ describe.each(LOOKALIKES_B.map((c) => [`${c.family}: ${c.name}`, c] as const))('
       const warnings = evs.flatMap((e) => (e.type === 'warning' ? [e.code] : []));
       expect({ cut, warnings }).toEqual({ cut, warnings: c.warnings ?? [] });
     }
+  });
+});
+
+describe('batch B through the text adapter: raw content streamed by an OpenAI-compatible server (real openai SDK)', () => {
+  // The server streams the case named by the user message, in 7-character content pieces.
+  let server: Server;
+  let url = '';
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const req0 = JSON.parse(body) as { model: string; messages: { content: string }[] };
+        const c = CASES_B.find((x) => x.title === req0.messages[0].content);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const send = (delta: Record<string, unknown>, finish: string | null = null): void => {
+          const chunk = { id: 'chatcmpl-b', object: 'chat.completion.chunk', created: 0, model: req0.model };
+          res.write(
+            `data: ${JSON.stringify({ ...chunk, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+          );
+        };
+        send({ role: 'assistant', content: '' });
+        const text = c?.stream ?? 'unknown case';
+        for (let i = 0; i < text.length; i += 7) send({ content: text.slice(i, i + 7) });
+        send({}, 'stop');
+        res.end('data: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+  });
+
+  it.each(CASES_B.map((c) => [c.title, c] as const))('%s', async (_t, c) => {
+    const client = new OpenAI({ baseURL: url, apiKey: 'dummy', maxRetries: 0, timeout: 10_000 });
+    const stream = await client.chat.completions.create({
+      model: c.family,
+      messages: [{ role: 'user', content: c.title }],
+      stream: true,
+    });
+    const adapter = createTextAdapter(c.family, c.opts);
+    const evs: StreamEvent[] = [];
+    for await (const chunk of stream) evs.push(...adapter.push(chunk));
+    evs.push(...adapter.end());
+    const merged = mergeEvents(evs);
+    expect(
+      merged.filter((e) => e.type !== 'message.start' && e.type !== 'finish' && e.type !== 'stream.end'),
+    ).toEqual(c.expected);
+    expect(merged.find((e) => e.type === 'finish')).toMatchObject({ reason: 'tool_calls' });
+    expect(merged.filter((e) => e.type === 'stream.end')).toHaveLength(1);
   });
 });
