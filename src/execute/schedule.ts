@@ -80,7 +80,7 @@ export function decideStarts(
   while (i < calls.length) {
     const v = calls[i];
     if (v === undefined ? !ctx.streamEnded : !v.suppressed && !settled(v.phase)) break;
-    i = step(i);
+    i = ctx.streamEnded ? step(i) : i + 1; // before the end, stop on the next gap (O(1)), never jump it
   }
   const newFrontier = i;
 

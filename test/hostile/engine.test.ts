@@ -297,3 +297,58 @@ describe('default tool timeout', () => {
     );
   });
 });
+
+describe('the pure decisions over sparse indices (CallIndexSet)', () => {
+  // Imported here so the describe blocks above read as the user-level cases.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { CallIndexSet, decideReleases } = require('../../src/release/rules') as typeof import('../../src/release/rules');
+  const { decideStarts } = require('../../src/execute/schedule') as typeof import('../../src/execute/schedule');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+
+  test('CallIndexSet keeps indices ascending and answers next() for seen and unseen positions', () => {
+    const s = new CallIndexSet();
+    for (const i of [5, 1e9, 0, 7, 5, 3]) s.add(i);
+    expect([...s]).toEqual([0, 3, 5, 7, 1e9]);
+    expect(s.size).toBe(5);
+    expect(s.next(0)).toBe(0);
+    expect(s.next(1)).toBe(3);
+    expect(s.next(8)).toBe(1e9);
+    expect(s.next(1e9 + 1)).toBeUndefined();
+    expect([...s.from(4)]).toEqual([5, 7, 1e9]);
+  });
+
+  test('decideReleases / decideStarts on indices 0 and 1e9: fast, and the gap holds until the stream ends', () => {
+    const calls: Array<{ phase: 'emittable' | 'released'; safe: boolean; approval: 'not-needed' } | undefined> = [];
+    calls[0] = { phase: 'emittable', safe: true, approval: 'not-needed' };
+    calls[1e9] = { phase: 'emittable', safe: true, approval: 'not-needed' };
+    const seen = new CallIndexSet();
+    seen.add(0);
+    seen.add(1e9);
+    const t0 = Date.now();
+    const open = decideReleases(calls, 0, { streamEnded: false, singleTool: false, released: 0, seen });
+    expect(open).toEqual({ release: [0], suppress: [], frontier: 1 });
+    const ended = decideReleases(calls, 1, { streamEnded: true, singleTool: false, released: 1, seen });
+    expect(ended.release).toEqual([1e9]);
+    expect(ended.frontier).toBe(1e9 + 1);
+    calls[0]!.phase = 'released';
+    calls[1e9]!.phase = 'released';
+    const st = decideStarts(calls, 0, { streamEnded: true, earlyStart: 'safe', maxConcurrent: 10, running: 0, seen });
+    expect(st.start).toEqual([0, 1e9]);
+    expect(Date.now() - t0).toBeLessThan(200);
+  });
+
+  test('the start frontier stops at a gap until the stream ends (a late lower index is still started)', () => {
+    const calls: Array<{ phase: 'resulted' | 'streaming' | 'released'; safe: boolean; approval: 'not-needed' } | undefined> = [];
+    calls[0] = { phase: 'resulted', safe: true, approval: 'not-needed' };
+    calls[2] = { phase: 'streaming', safe: true, approval: 'not-needed' };
+    const seen = new CallIndexSet();
+    seen.add(0);
+    seen.add(2);
+    const before = decideStarts(calls, 0, { streamEnded: false, earlyStart: 'safe', maxConcurrent: 10, running: 0, seen });
+    expect(before.frontier).toBe(1);
+    // Index 1 arrives late and is released: the next scan (from the frontier) starts it.
+    calls[1] = { phase: 'released', safe: true, approval: 'not-needed' };
+    seen.add(1);
+    expect(decideStarts(calls, before.frontier, { streamEnded: false, earlyStart: 'safe', maxConcurrent: 10, running: 0, seen }).start).toEqual([1]);
+  });
+});
