@@ -2,7 +2,8 @@
  * Shared engine of the families whose calls are JSON inside a marked block (issue 12, batch B):
  * InternLM2 `<|action_start|><|plugin|>{…}<|action_end|>`, Phi-4-mini `<|tool_call|>…<|/tool_call|>`
  * and `functools[…]`, Firefunction v2 ` functools[…]`, Command R7B `<|START_ACTION|>[…]<|END_ACTION|>`,
- * Apertus `<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>`, GigaChat 3 `function call<|role_sep|>{…}`.
+ * Apertus `<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>`, GigaChat 3 `function call<|role_sep|>{…}`,
+ * Functionary v3.1 `<function=NAME>{args}</function>` (a named block) and LFM2's JSON layout.
  *
  * A block opener is followed by one call object (completion at the block's closing marker, or at
  * the object's `}` when the block has none) or by a JSON array of call objects (each element

@@ -18,7 +18,7 @@
 import { THINK_TAGS } from './core/base';
 import { isWs, MarkerSet } from './core/markers';
 import { JsonBlockParser, stdEnvelope, type BlockKind } from './jsonBlock';
-import { PythonicBlock } from './pythonicBlock';
+import { isIdentStart, PythonicBlock } from './pythonicBlock';
 import type { ParserOptions } from './types';
 
 const OPEN = '<|tool_call_start|>';
@@ -30,10 +30,6 @@ const PEEK_CAP = 64;
 
 const BLOCK: BlockKind = { open: OPEN, close: CLOSE, object: false, array: true };
 const closeSet = new MarkerSet([CLOSE]);
-
-function isIdentStart(c: number): boolean {
-  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-}
 
 export class Lfm2Parser extends JsonBlockParser {
   private block: PythonicBlock | null = null;

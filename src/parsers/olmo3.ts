@@ -19,7 +19,7 @@
  */
 import { BaseParser, THINK_TAGS } from './core/base';
 import { MarkerSet } from './core/markers';
-import { JsonLiterals, PythonicBlock } from './pythonicBlock';
+import { isIdentStart, JsonLiterals, PythonicBlock } from './pythonicBlock';
 import type { ParserOptions } from './types';
 
 const OPEN = '<function_calls>';
@@ -28,8 +28,6 @@ const PRE = 10;
 const BODY = 11;
 const WS_CAP = 64;
 const closeSet = new MarkerSet([CLOSE]);
-
-const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 export class Olmo3Parser extends BaseParser {
   private block: PythonicBlock | null = null;

@@ -20,7 +20,8 @@ export interface BlockTarget {
 
 const PY_NAMES: Readonly<Record<string, string>> = { true: 'True', false: 'False', null: 'None' };
 
-const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+/** A character that can start a Python name. */
+export const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isIdent = (c: number): boolean => isIdentStart(c) || (c >= 48 && c <= 57);
 
 /** Streaming `true`/`false`/`null` → `True`/`False`/`None` outside quoted strings (O(1) per character). */
