@@ -163,6 +163,9 @@ interface Pending {
   event: OutputEvent;
 }
 
+/** Warnings kept in a turn's summary (all are emitted as `warning` events). */
+export const MAX_KEPT_WARNINGS = 1000;
+
 const DEFAULT_CLASSIFY = (): Classification => ({ safe: false, needsApproval: false });
 
 export class TurnController {
@@ -769,7 +772,12 @@ export class TurnController {
 
   private warn(code: string, message: string, index?: number): void {
     const w: ControllerWarning = index === undefined ? { code, message } : { code, message, index };
-    this.warnings.push(w);
+    // A hostile stream can cause a warning per chunk (e.g. non-JSON SSE data): every one is
+    // emitted, but the summary keeps the first MAX_KEPT_WARNINGS (+ the limit hit) so memory stays bounded.
+    if (this.warnings.length < MAX_KEPT_WARNINGS || code === 'limit_exceeded') this.warnings.push(w);
+    else if (this.warnings.length === MAX_KEPT_WARNINGS) {
+      this.warnings.push({ code: 'warnings_truncated', message: `more than ${MAX_KEPT_WARNINGS} warnings in this turn; later ones are emitted but not kept` });
+    }
     this.events.emit('warning', w);
   }
 

@@ -352,3 +352,18 @@ describe('the pure decisions over sparse indices (CallIndexSet)', () => {
     expect(decideStarts(calls, before.frontier, { streamEnded: false, earlyStart: 'safe', maxConcurrent: 10, running: 0, seen }).start).toEqual([1]);
   });
 });
+
+describe('warnings stay bounded', () => {
+  test('a warning per chunk: all are emitted, the summary keeps the first 1,000 and says so', async () => {
+    const { MAX_KEPT_WARNINGS } = await import('../../src/engine/controller');
+    const c = new TurnController();
+    let emitted = 0;
+    c.events.on('warning', () => emitted++);
+    for (let i = 0; i < 5000; i++) c.feed({ type: 'warning', code: 'bad_json', message: 'SSE data is not JSON (3 chars); ignored' });
+    c.feed(end);
+    const summary = await c.done;
+    expect(emitted).toBe(5000);
+    expect(summary.warnings).toHaveLength(MAX_KEPT_WARNINGS + 1);
+    expect(summary.warnings.at(-1)!.code).toBe('warnings_truncated');
+  });
+});
