@@ -149,8 +149,15 @@ describe('the packed package', () => {
     expect(pkg.peerDependencies).toMatchObject({ zod: expect.any(String), '@statelyai/inspect': expect.any(String) });
     expect(pkg.peerDependenciesMeta).toEqual({ '@statelyai/inspect': { optional: true } });
     expect(pkg.dependencies).not.toHaveProperty('zod');
-    // Every import path users write is an exports key without src/ or dist/.
-    expect(Object.keys(pkg.exports as object)).toEqual(['.', './history', './parsers', './gateway', './package.json']);
+    // The documented import paths are exports keys (none with src/ or dist/), and every file an
+    // exports entry names is in the tarball.
+    const exportsMap = pkg.exports as Record<string, unknown>;
+    expect(Object.keys(exportsMap)).toEqual(expect.arrayContaining(['.', './history', './parsers', './gateway']));
+    for (const key of Object.keys(exportsMap)) expect(key).not.toMatch(/(^|\/)(src|dist)(\/|$)/);
+    const leaves = (v: unknown): string[] => (typeof v === 'string' ? [v] : Object.values(v as object).flatMap(leaves));
+    const targets = leaves(exportsMap).map((t) => t.replace(/^\.\//, ''));
+    expect(targets.length).toBeGreaterThanOrEqual(17);
+    expect(targets.filter((t) => !packed.includes(t))).toEqual([]);
   });
 
   test('ESM project: every entry point type-checks under nodenext and bundler, and runs; so does the README example', async () => {
