@@ -9,12 +9,17 @@
  * /node_modules/.bin/claude`; when missing it is installed there once with
  * `npm install --prefix <dir> @anthropic-ai/claude-code` (the only step that needs the network;
  * it is never added to this repository's dependencies).
+ *
+ * The malformed-call tests play a turn whose `Read` call is cut off while the backend still says
+ * `tool_calls`: under the default (`pass`) Claude Code gets the call with the marker input, its own
+ * input validation rejects it and the error goes back to the model in the next request; under
+ * `drop` it gets the text marker and the turn ends with it.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type RecordedRequest, turnScript } from '../../src/gateway/scripted';
+import { chatChunk, type RecordedRequest, type ScriptLine, turnScript } from '../../src/gateway/scripted';
 import { rig, type Rig } from './helpers';
 
 const enabled = process.env.SLUICE_CLAUDE_CODE === '1';
@@ -121,4 +126,92 @@ d('Claude Code CLI through the gateway (offline)', () => {
     expect(toolMsg.tool_call_id).toBe('toolu_cc1');
     expect(String(toolMsg.content)).toContain('The secret word is pelican.');
   }, 400_000);
+});
+
+/** Run `claude -p PROMPT` against a rig; resolves the exit code and output. */
+async function runClaude(bin: string, gwUrl: string, work: string, home: string, prompt: string): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(bin, ['-p', prompt, '--allowedTools', 'Read', '--output-format', 'json'], {
+    cwd: work,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      ANTHROPIC_BASE_URL: gwUrl,
+      ANTHROPIC_API_KEY: 'sk-dummy-offline',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const code = await new Promise<number | null>((res) => child.on('close', res));
+  clearTimeout(killer);
+  if (code !== 0) process.stderr.write(`[claude-code] exit ${code}\nstdout: ${out.slice(0, 2000)}\nstderr: ${err.slice(0, 2000)}\n`);
+  return { code, out, err };
+}
+
+d('Claude Code and a malformed call (offline)', () => {
+  let r: Rig | undefined;
+  let tmp: string | undefined;
+  afterEach(async () => {
+    await r?.close();
+    r = undefined;
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const cut = (file: string): ScriptLine[] => [
+    { t: 0, data: chatChunk({ content: 'Reading the file.' }) },
+    { t: 2, data: chatChunk({ tool: { index: 0, id: 'call_cut', name: 'Read', args: `{"file_path": ${JSON.stringify(file).slice(0, -4)}` } }) },
+    { t: 4, data: chatChunk({ finish: 'tool_calls' }) },
+    { t: 4, data: chatChunk({ usage: { prompt_tokens: 10, completion_tokens: 5 } }) },
+    { t: 4, data: '[DONE]' },
+  ];
+
+  for (const mode of ['pass', 'drop'] as const) {
+    test(`--malformed-calls ${mode}: what Claude Code sees`, async () => {
+      const bin = claudeBin();
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cc-'));
+      const work = path.join(tmp, 'work');
+      const home = path.join(tmp, 'home');
+      fs.mkdirSync(work);
+      fs.mkdirSync(home);
+      const file = path.join(work, 'hello.txt');
+      fs.writeFileSync(file, 'The secret word is pelican.\n');
+      r = await rig(
+        {
+          script: (req) => {
+            const msgs = messagesOf(req);
+            const tools = ((req.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+            if (msgs.some((m) => m.role === 'tool')) return turnScript({ text: ['I see the call failed; stopping here.'], stepMs: 2 });
+            if (tools.includes('Read')) return cut(file);
+            return turnScript({ text: ['ok'] });
+          },
+        },
+        { malformedCalls: mode },
+      );
+      const res = await runClaude(bin, r.gw.url, work, home, 'Read hello.txt and tell me the secret word.');
+      expect(res.code).toBe(0);
+      const result = JSON.parse(res.out) as { is_error: boolean; result: string };
+      const followUp = r.up.requests.find((q) => messagesOf(q).some((m) => m.role === 'tool'));
+      const warned = r.logs.filter((l) => l.msg === 'malformed_call');
+      expect(warned).toEqual([expect.objectContaining({ level: 'warn', name: 'Read', action: mode })]);
+      if (mode === 'pass') {
+        // Claude Code's own input validation answered the model: the error is in the next request.
+        expect(followUp).toBeDefined();
+        const toolMsg = messagesOf(followUp!).find((m) => m.role === 'tool')!;
+        process.stderr.write(`[claude-code] tool result for the marker call: ${String(toolMsg.content).slice(0, 300)}\n`);
+        expect(String(toolMsg.content)).toMatch(/error/i);
+        expect(result.result).toContain('stopping here');
+      } else {
+        expect(followUp).toBeUndefined();
+        process.stderr.write(`[claude-code] result under drop: ${result.result.slice(0, 300)}\n`);
+        expect(result.result).toContain('[sluice: dropped tool call "Read"');
+      }
+    }, 400_000);
+  }
 });
