@@ -215,3 +215,107 @@ d('Claude Code and a malformed call (offline)', () => {
     }, 400_000);
   }
 });
+
+/** A two-attempt OpenAI Chat trace: two Read calls, then a 3 s hold before the finish; then the answer. */
+function readTrace(files: string[]): string {
+  const lines: unknown[] = [{ sluice: 'trace', format: 'openai-chat' }];
+  let t = 0;
+  const add = (data: unknown, dt = 20): void => {
+    lines.push({ t, data });
+    t += dt;
+  };
+  add(chatChunk({ content: 'Reading both files.' }));
+  files.forEach((file, index) => {
+    const args = JSON.stringify({ file_path: file });
+    add(chatChunk({ tool: { index, id: `call_${index}`, name: 'Read', args: args.slice(0, 10) } }));
+    add(chatChunk({ tool: { index, args: args.slice(10) } }), index === files.length - 1 ? 3000 : 20);
+  });
+  add(chatChunk({ finish: 'tool_calls' }));
+  add(chatChunk({ usage: { prompt_tokens: 10, completion_tokens: 5 } }));
+  add('[DONE]', 10);
+  lines.push({ t, attempt: 2 });
+  add(chatChunk({ content: 'The secret words are pelican and heron.' }));
+  add(chatChunk({ finish: 'stop' }));
+  add('[DONE]');
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+d('Claude Code against sluice serve --upstream scripted: (offline, multi-call trace)', () => {
+  let tmp: string | undefined;
+  let gateway: ReturnType<typeof spawn> | undefined;
+  afterAll(() => {
+    gateway?.kill('SIGTERM');
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('the first Read runs before the stream ends', async () => {
+    const bin = claudeBin();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cc-'));
+    const work = path.join(tmp, 'work');
+    const home = path.join(tmp, 'home');
+    fs.mkdirSync(work);
+    fs.mkdirSync(home);
+    const files = [path.join(work, 'a.txt'), path.join(work, 'b.txt')];
+    fs.writeFileSync(files[0]!, 'The first secret word is pelican.\n');
+    fs.writeFileSync(files[1]!, 'The second secret word is heron.\n');
+    const tracePath = path.join(tmp, 'read.trace.jsonl');
+    fs.writeFileSync(tracePath, readTrace(files));
+    const main = path.resolve(__dirname, '../../src/cli/main.ts');
+    gateway = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', '--upstream', `scripted:${tracePath}`, '--port', '0'], {
+      cwd: path.resolve(__dirname, '../..'),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const gwLines: { at: number; text: string }[] = [];
+    let gwErr = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`gateway did not start: ${gwErr}`)), 30_000);
+      gateway!.stderr!.on('data', (c: Buffer) => {
+        gwErr += c.toString();
+        for (const l of c.toString().split('\n')) if (l.trim()) gwLines.push({ at: Date.now(), text: l });
+        const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(gwErr);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+    });
+    const child = spawn(bin, ['-p', 'Read a.txt and b.txt and tell me the secret words.', '--allowedTools', 'Read', '--output-format', 'stream-json', '--verbose'], {
+      cwd: work,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        ANTHROPIC_BASE_URL: url,
+        ANTHROPIC_API_KEY: 'sk-dummy-offline',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: { at: number; text: string }[] = [];
+    let buf = '';
+    child.stdout.on('data', (c: Buffer) => {
+      buf += c.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        out.push({ at: Date.now(), text: buf.slice(0, nl) });
+        buf = buf.slice(nl + 1);
+      }
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const code = await new Promise<number | null>((res) => child.on('close', res));
+    clearTimeout(killer);
+    expect(code).toBe(0);
+    // stream-json: a "user" message carrying the first Read's tool_result means the tool ran.
+    const firstResult = out.find((l) => l.text.includes('"tool_result"') && l.text.includes('pelican'));
+    expect(firstResult).toBeDefined();
+    const modelEnds = gwLines.filter((l) => l.text.includes('"msg":"request"') && l.text.includes('"toolUses":2'));
+    expect(modelEnds.length).toBeGreaterThan(0);
+    const headStartMs = modelEnds[0]!.at - firstResult!.at;
+    process.stderr.write(`[claude-code] first Read result ${headStartMs} ms before the first stream ended\n`);
+    expect(headStartMs).toBeGreaterThan(1000);
+    const final = out.map((l) => l.text).find((t) => t.includes('"type":"result"'));
+    expect(final).toContain('pelican');
+  }, 400_000);
+});
