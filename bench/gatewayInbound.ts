@@ -73,7 +73,7 @@ export interface InboundRow {
 }
 
 export interface BenchGatewayInboundOptions {
-  /** Requests per throughput round per path. Default 150. */
+  /** Requests per throughput round per path. Default 100. */
   requests?: number;
   /** Concurrent requests in the throughput phase. Default 8. */
   concurrency?: number;
@@ -609,7 +609,7 @@ interface Config {
 }
 
 export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {}): Promise<InboundRow[]> {
-  const requests = opts.requests ?? 150;
+  const requests = opts.requests ?? 100;
   const concurrency = opts.concurrency ?? 8;
   const rounds = opts.rounds ?? 3;
   const timed = opts.timed ?? 8;
@@ -653,7 +653,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
     };
 
     // Warm-up: JIT and keep-alive sockets on every path.
-    for (const c of configs) await batch(c, 40, concurrency);
+    for (const c of configs) await batch(c, 25, concurrency);
 
     for (let round = 0; round < rounds; round++) {
       for (const c of configs) {

@@ -6,7 +6,7 @@
  *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
  *   npm run bench -- --json              machine-readable results
  *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
- *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,args,parsers,journal
+ *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal
  *
  * Times are CPU time of this process where the bench says so (the machine may be shared; see
  * bench/throughput.ts `timeAsync`), wall time otherwise. Exit code 0 whether or not targets are
@@ -17,13 +17,14 @@ import * as os from 'node:os';
 import { benchArgs, formatRows as formatArgs, type Row as ArgsRow } from './args';
 import { benchGateway, type Row as GatewayRow } from './gateway';
 import { type ApiRow, benchGatewayApis, formatApiRows } from './gatewayApis';
+import { benchGatewayInbound, formatGatewayInbound, inboundRatios, type InboundRow } from './gatewayInbound';
 import { benchJournal, formatJournal, type JournalRow } from './journal';
 import { benchLifecycle, formatLifecycle, type LifecycleRow } from './lifecycle';
 import { benchScheduling, formatScheduling, type SchedulingResult } from './scheduling';
 import { benchThroughput, formatThroughput, type ThroughputRow } from './throughput';
 
-export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'args' | 'parsers' | 'journal';
-const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'args', 'parsers', 'journal'];
+export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal';
+const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal'];
 
 export interface Target {
   area: string;
@@ -43,6 +44,7 @@ export interface BenchResults {
   scheduling?: SchedulingResult;
   gateway?: GatewayRow[];
   gatewayApis?: ApiRow[];
+  gatewayInbound?: InboundRow[];
   args?: ArgsRow[];
   parsers?: { rows: unknown[]; text: string };
   targets: Target[];
@@ -139,6 +141,15 @@ export function evaluateTargets(r: BenchResults): Target[] {
       }
     }
   }
+  for (const x of r.gatewayInbound ? inboundRatios(r.gatewayInbound) : []) {
+    const row = (path: string) => r.gatewayInbound!.find((y) => y.path === path && y.api === x.api);
+    t.push({
+      area: 'gateway',
+      target: `${x.api} inbound: first call before the stream ends; CPU and chunks/s vs direct and a buffering translator (no SPEC target; reported)`,
+      measured: `call 0 ${f(row('sluice')?.firstCallAfterCompletionMs)} ms after its completion (buffering ${f(row('buffering')?.firstCallAfterCompletionMs)} ms); chunks/s × ${f(x.vsDirectChunksPerSec)} direct, × ${f(x.vsBufferingChunksPerSec)} buffering; CPU/chunk × ${f(x.vsBufferingCpu)} buffering`,
+      met: undefined,
+    });
+  }
   return t;
 }
 
@@ -166,6 +177,7 @@ export function formatResults(r: BenchResults): string {
   if (r.throughput) out.push('## Throughput', '', formatThroughput(r.throughput));
   if (r.gateway) out.push('## Gateway', '', formatGateway(r.gateway));
   if (r.gatewayApis) out.push('## Gateway cost per inbound API (bench/gatewayApis.ts)', '', formatApiRows(r.gatewayApis), '');
+  if (r.gatewayInbound) out.push('## Gateway per inbound API: CPU in its own process, chunks/s, first call (bench/gatewayInbound.ts)', '', formatGatewayInbound(r.gatewayInbound));
   if (r.args) out.push('## Argument path (ArgBuffer)', '', '```', formatArgs(r.args).trimEnd(), '```', '');
   if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
   if (r.errors.length) out.push('## Errors', '', ...r.errors.map((e) => `- ${e}`), '');
@@ -209,6 +221,7 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; log?: (s
   r.throughput = await step('throughput', () => benchThroughput(quick ? { sizes: [10_000, 100_000], budgetMs: 500 } : {}));
   r.gateway = await step('gateway', () => benchGateway(quick ? { sequential: 20, concurrency: 100 } : {}));
   r.gatewayApis = await step('gateway', () => benchGatewayApis(quick ? { requests: 150 } : {}));
+  r.gatewayInbound = await step('gateway-inbound', () => benchGatewayInbound(quick ? { requests: 60, rounds: 1, timed: 4 } : {}));
   r.args = await step('args', () => benchArgs(quick ? { budgetMs: 150 } : {}));
   r.parsers = await step('parsers', async () => {
     let mod: ParsersModule;
