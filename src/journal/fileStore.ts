@@ -8,9 +8,9 @@
  * synchronous (`appendSync`): the record is in the OS before the engine takes its next step, and
  * the cost (docs/durability.md) is a write and, for durable records, an fdatasync.
  *
- * Leases are lock files (`<file>.lock`, created with O_EXCL) holding owner, pid, host and expiry;
- * an expired lock, or one whose process is gone on this host, may be taken over. This is a
- * single-machine lease: several machines need a database store.
+ * Leases are lock files (`<file>.lock`, created atomically by a hard link) holding owner, pid, host
+ * and expiry; an expired lock, or one whose process is gone on this host, may be taken over (see
+ * `lease`). This is a single-machine lease: several machines need a database store.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -127,25 +127,47 @@ export class FileJournalStore implements JournalStore {
     return out;
   }
 
+  /**
+   * A lock file is created complete and atomically: written to a private temporary name, then
+   * hard-linked to `<file>.lock` (link fails when the lock exists). A stale lock (expired, or its
+   * process gone on this host) is removed only by the holder of `<file>.lock.break` (taken the
+   * same way), after checking it is still the lock it judged stale; racers that find the breaker
+   * taken give up. So no live lock is ever removed, and of any number of racers one wins.
+   */
   async lease(turn: string, owner: string, ttlMs: number): Promise<JournalLease | undefined> {
     const lock = this.fileOf(turn) + '.lock';
+    const breaker = lock + '.break';
     fs.mkdirSync(this.dir, { recursive: true });
-    const body = (): LockBody => ({ owner, pid: process.pid, host: os.hostname(), expires: Date.now() + ttlMs });
-    for (let tries = 0; tries < 2; tries++) {
+    const mine = `${lock}.${process.pid}.${Math.random().toString(36).slice(2, 10)}`;
+    const take = (target: string): boolean => {
+      fs.writeFileSync(mine, JSON.stringify({ owner, pid: process.pid, host: os.hostname(), expires: Date.now() + ttlMs } satisfies LockBody));
       try {
-        fs.writeFileSync(lock, JSON.stringify(body()), { flag: 'wx' });
-        return this.leaseHandle(turn, owner, lock, ttlMs);
+        fs.linkSync(mine, target);
+        return true;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        return false;
+      } finally {
+        fs.rmSync(mine, { force: true });
       }
-      const held = readLock(lock);
+    };
+    for (let tries = 0; tries < 3; tries++) {
+      if (take(lock)) return this.leaseHandle(turn, owner, lock, ttlMs);
+      const raw = readText(lock);
+      if (raw === undefined) continue; // released meanwhile: try again
+      const held = parseLock(raw);
       if (held && held.owner === owner && held.pid === process.pid) return this.leaseHandle(turn, owner, lock, ttlMs);
       if (held && !lockIsStale(held)) return undefined;
-      // Stale: remove it and race for it once more (O_EXCL picks exactly one winner).
+      if (!take(breaker)) {
+        // Someone else is breaking it. A breaker left by a dead process goes after 10 s.
+        const age = fileAgeMs(breaker);
+        if (age !== undefined && age > 10_000) fs.rmSync(breaker, { force: true });
+        return undefined;
+      }
       try {
-        fs.unlinkSync(lock);
-      } catch {
-        /* another worker removed it first */
+        if (readText(lock) === raw) fs.rmSync(lock, { force: true });
+      } finally {
+        fs.rmSync(breaker, { force: true });
       }
     }
     return undefined;
@@ -158,8 +180,12 @@ export class FileJournalStore implements JournalStore {
       owner,
       renew: async (ms = ttlMs) => {
         const held = readLock(lock);
-        if (released || !held || held.owner !== owner) return false;
-        fs.writeFileSync(lock, JSON.stringify({ ...held, expires: Date.now() + ms }));
+        // An expired lease may already be broken by another worker: it is lost, not renewed.
+        if (released || !held || held.owner !== owner || Date.now() > held.expires) return false;
+        // Replace atomically: a reader never sees a half-written lock.
+        const tmp = `${lock}.${process.pid}.renew`;
+        fs.writeFileSync(tmp, JSON.stringify({ ...held, expires: Date.now() + ms }));
+        fs.renameSync(tmp, lock);
         return true;
       },
       release: async () => {
@@ -177,15 +203,36 @@ export class FileJournalStore implements JournalStore {
   }
 }
 
-function readLock(file: string): LockBody | undefined {
+function fileAgeMs(file: string): number | undefined {
   try {
-    const v = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<LockBody>;
+    return Date.now() - fs.statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function parseLock(raw: string): LockBody | undefined {
+  try {
+    const v = JSON.parse(raw) as Partial<LockBody>;
     if (typeof v.owner === 'string' && typeof v.pid === 'number' && typeof v.expires === 'number')
       return { owner: v.owner, pid: v.pid, host: String(v.host ?? ''), expires: v.expires };
   } catch {
-    /* missing or half-written: treated as stale below */
+    /* not a lock body: treated as stale */
   }
   return undefined;
+}
+
+function readLock(file: string): LockBody | undefined {
+  const raw = readText(file);
+  return raw === undefined ? undefined : parseLock(raw);
 }
 
 function lockIsStale(l: LockBody): boolean {

@@ -275,3 +275,35 @@ describe('write-ahead: the tool itself finds its durable `started` record when i
     expect(checkTrace(journalTrace(recs)).violations).toEqual([]);
   });
 });
+
+describe('file store leases across processes', () => {
+  const rounds = process.env.SLUICE_CRASH === '1' ? 6 : 1;
+  test(`4 processes race for a turn whose lock a dead process left, ${rounds} round(s): exactly one gets it each round`, async () => {
+    const { spawn } = await import('node:child_process');
+    const { buildForChildren, childEnv } = await import('./childBuild');
+    const child = path.join(buildForChildren(), 'test/journal/leaseChild.js');
+    const dir = tmp();
+    const race = (round: number): Promise<string[]> => {
+      const at = Date.now() + 700;
+      return Promise.all(
+        [0, 1, 2, 3].map(
+          (w) =>
+            new Promise<string>((resolve, reject) => {
+              const p = spawn(process.execPath, [child, dir, 'turn-x', `w${round}.${w}`, String(at), '1000'], { env: childEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+              let out = '';
+              p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+              p.on('error', reject);
+              p.on('exit', () => resolve(out.trim()));
+            }),
+        ),
+      );
+    };
+    // A lock left by a process that no longer exists; later rounds find the previous winner's (dead by then).
+    fs.writeFileSync(path.join(dir, 'turn-x.lock'), JSON.stringify({ owner: 'gone', pid: 2 ** 22 + 4321, host: os.hostname(), expires: Date.now() + 60_000 }));
+    for (let round = 0; round < rounds; round++) {
+      const got = await race(round);
+      expect(got.filter((x) => x === 'got')).toHaveLength(1);
+      expect(got.filter((x) => x === 'none')).toHaveLength(3);
+    }
+  }, 60_000);
+});
