@@ -296,7 +296,14 @@ async function consumeAttempt(
   try {
     const source = typeof opts.stream === 'function' ? await Promise.race([opts.stream(attempt), stopped]) : opts.stream;
     if (source === STOPPED) return;
-    iterator = await openStream(source);
+    // A Promise source (or a fetch still waiting for its headers) must not outlive an abort.
+    const opening = openStream(source);
+    const opened = await Promise.race([opening, stopped]);
+    if (opened === STOPPED) {
+      opening.then(closeQuietly, () => undefined);
+      return;
+    }
+    iterator = opened;
     arm();
     while (controller.currentAttempt === attempt && controller.attemptOpen) {
       const step = await Promise.race([Promise.resolve(iterator.next()), idle, stopped]);

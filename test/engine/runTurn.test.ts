@@ -587,6 +587,14 @@ describe('stream inputs', () => {
     expect(summary).toMatchObject({ outcome: 'failed', attempts: 2, error: { type: 'http_503' } });
   });
 
+  test('an abort while a Promise source is still pending ends the turn (the source is not awaited)', async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const { summary, messages } = await runTurn({ format: 'openai-chat', stream: new Promise<never>(() => undefined), tools: makeTools(newLog()), signal: ac.signal });
+    expect(summary.outcome).toBe('aborted');
+    expect(messages).toEqual([{ role: 'assistant', content: '', calls: [] }]);
+  });
+
   test('something that is no stream fails the turn with a one-line message', async () => {
     const { summary } = await runTurn({ format: 'openai-chat', stream: 42 as never, tools: makeTools(newLog()) });
     expect(summary.outcome).toBe('failed');
