@@ -116,13 +116,7 @@ export class GemmaArgs {
           this.afterValue();
           continue;
         }
-        let stopAt = end;
-        for (let s = Math.max(i, end - d.length + 1); s < end; s++) {
-          if (d.startsWith(buf.slice(s, end))) {
-            stopAt = s;
-            break;
-          }
-        }
+        let stopAt = partialDelimAt(buf, i, end, d);
         // Never split a surrogate pair across pieces.
         if (stopAt > i && stopAt === end) {
           const c = buf.charCodeAt(stopAt - 1);
@@ -142,13 +136,7 @@ export class GemmaArgs {
           this.state = C_KEYREAD;
           continue;
         }
-        let stopAt = end;
-        for (let s = Math.max(i, end - d.length + 1); s < end; s++) {
-          if (d.startsWith(buf.slice(s, end))) {
-            stopAt = s;
-            break;
-          }
-        }
+        const stopAt = partialDelimAt(buf, i, end, d);
         this.acc += buf.slice(i, stopAt);
         if (stopAt < end) this.result = R_MORE;
         return stopAt;
@@ -263,6 +251,13 @@ export class GemmaArgs {
   private afterValue(): void {
     this.state = this.stack[this.stack.length - 1] === 0 ? C_KEY : C_ITEM;
   }
+}
+
+/** Where a delimiter cut by the end of the input (`buf[from, end)`) begins; `end` when none is. */
+function partialDelimAt(buf: string, from: number, end: number, d: string): number {
+  for (let s = Math.max(from, end - d.length + 1); s < end; s++)
+    if (d.startsWith(buf.slice(s, end))) return s;
+  return end;
 }
 
 function bareJson(v: string): string {

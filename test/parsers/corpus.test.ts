@@ -4,19 +4,15 @@
  * the text is the model's output only, after the prompt). Each case is checked whole, at every
  * byte split and at every UTF-16 split (expectAtEverySplit).
  */
-import type { StreamEvent } from '../../src/wire/events';
-import type { ToolSpecLike } from '../../src/parsers';
-import { expectAtEverySplit, type SplitCase } from './helpers';
-
-const text = (t: string): StreamEvent => ({ type: 'text.delta', text: t });
-const thinking = (t: string): StreamEvent => ({ type: 'thinking.delta', text: t });
-const call = (index: number, name: string, args: unknown, id = `call_${index}`): StreamEvent[] => [
-  { type: 'call.identity', index, id, name },
-  { type: 'call.fragment', index, text: typeof args === 'string' ? args : JSON.stringify(args) },
-  { type: 'call.complete', index },
-];
-const tool = (name: string, properties: Record<string, unknown>): ToolSpecLike =>
-  ({ type: 'function', function: { name, parameters: { type: 'object', properties } } }) as ToolSpecLike;
+import {
+  callEvs as call,
+  expectAtEverySplit,
+  fnTool as tool,
+  lateIdCallEvs,
+  textEv as text,
+  thinkingEv as thinking,
+  type SplitCase,
+} from './helpers';
 
 interface Case extends SplitCase {
   name: string;
@@ -325,12 +321,12 @@ const CORPUS: Record<string, Case[]> = {
       family: 'mistral',
       input:
         '[TOOL_CALLS] [{"name": "get_current_weather", "arguments": {"location": "Paris, France", "format": "celsius"}, "id": "9Ae3bF1cD"}]',
-      expected: [
-        { type: 'call.identity', index: 0, name: 'get_current_weather' },
-        { type: 'call.fragment', index: 0, text: '{"location": "Paris, France", "format": "celsius"}' },
-        { type: 'call.identity', index: 0, id: '9Ae3bF1cD' },
-        { type: 'call.complete', index: 0 },
-      ],
+      expected: lateIdCallEvs(
+        0,
+        'get_current_weather',
+        '{"location": "Paris, France", "format": "celsius"}',
+        '9Ae3bF1cD',
+      ),
     },
     {
       name: 'v11 layout, several calls',

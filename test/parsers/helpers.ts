@@ -1,6 +1,6 @@
 import type { StreamEvent } from '../../src/wire/events';
 import { createByteParser, createTextParser } from '../../src/parsers';
-import type { ParserOptions } from '../../src/parsers';
+import type { ParserOptions, ToolSpecLike } from '../../src/parsers';
 import { prng } from '../../bench/prng';
 export { prng };
 
@@ -163,3 +163,54 @@ export function expectAtEverySplit(c: SplitCase): void {
   for (let cut = 1; cut < c.input.length; cut++)
     check(runText(c.family, [c.input.slice(0, cut), c.input.slice(cut)], c.opts), `UTF-16 split ${cut}`);
 }
+
+// ---- event builders for expected streams ------------------------------------------------------
+
+export const textEv = (t: string): StreamEvent => ({ type: 'text.delta', text: t });
+export const thinkingEv = (t: string): StreamEvent => ({ type: 'thinking.delta', text: t });
+const argText = (args: unknown): string => (typeof args === 'string' ? args : JSON.stringify(args));
+
+/** One call: identity, its whole argument text (a string as is, anything else as JSON), completion. */
+export const callEvs = (index: number, name: string, args: unknown, id = `call_${index}`): StreamEvent[] => [
+  { type: 'call.identity', index, id, name },
+  { type: 'call.fragment', index, text: argText(args) },
+  { type: 'call.complete', index },
+];
+
+/**
+ * A call whose id comes after its arguments (Mistral's array layout): the name, the arguments, the
+ * id (the model's, else call_<index>), completion.
+ */
+export const lateIdCallEvs = (
+  index: number,
+  name: string,
+  args: unknown,
+  id = `call_${index}`,
+): StreamEvent[] => [
+  { type: 'call.identity', index, name },
+  { type: 'call.fragment', index, text: argText(args) },
+  { type: 'call.identity', index, id },
+  { type: 'call.complete', index },
+];
+
+/** A call cut before its completion: identity and the arguments so far. */
+export const openCallEvs = (
+  index: number,
+  name: string,
+  args: unknown,
+  id = `call_${index}`,
+): StreamEvent[] => [
+  { type: 'call.identity', index, id, name },
+  { type: 'call.fragment', index, text: argText(args) },
+];
+
+/** An OpenAI-shaped tool with these parameter schemas (and extra top-level schema keys, e.g. $defs). */
+export const fnTool = (
+  name: string,
+  properties: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): ToolSpecLike =>
+  ({
+    type: 'function',
+    function: { name, parameters: { type: 'object', properties, ...extra } },
+  }) as ToolSpecLike;

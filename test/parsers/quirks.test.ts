@@ -2,27 +2,16 @@
  * Issue 12, open-model parser quirks: one describe per class, each case whole, at every byte split
  * and at every UTF-16 split (expectAtEverySplit). The rules are in docs/parsers.md.
  */
-import type { StreamEvent } from '../../src/wire/events';
-import type { ToolSpecLike } from '../../src/parsers';
-import { expectAtEverySplit, type SplitCase } from './helpers';
-
-const text = (t: string): StreamEvent => ({ type: 'text.delta', text: t });
-const thinking = (t: string): StreamEvent => ({ type: 'thinking.delta', text: t });
-const call = (index: number, name: string, args: unknown, id = `call_${index}`): StreamEvent[] => [
-  { type: 'call.identity', index, id, name },
-  { type: 'call.fragment', index, text: typeof args === 'string' ? args : JSON.stringify(args) },
-  { type: 'call.complete', index },
-];
-/** An OpenAI-shaped tool with these parameter schemas. */
-const tool = (
-  name: string,
-  properties: Record<string, unknown>,
-  extra: Record<string, unknown> = {},
-): ToolSpecLike =>
-  ({
-    type: 'function',
-    function: { name, parameters: { type: 'object', properties, ...extra } },
-  }) as ToolSpecLike;
+import {
+  callEvs as call,
+  expectAtEverySplit,
+  fnTool as tool,
+  lateIdCallEvs,
+  openCallEvs,
+  textEv as text,
+  thinkingEv as thinking,
+  type SplitCase,
+} from './helpers';
 
 interface Case extends SplitCase {
   name: string;
@@ -226,17 +215,21 @@ run('quirk 6: Llama 3 JSON parallel calls separated by newlines', [
 
 run("quirk 7: Mistral keeps the model's own call id", [
   {
-    // The Mistral v0.3 chat template writes `, "id": "<9 chars>"` after the arguments.
-    name: '[TOOL_CALLS][{…, "id": "123456789"}] keeps id 123456789',
+    // The Mistral v0.3 chat template writes `, "id": "<9 chars>"` after each call's arguments.
+    name: '[TOOL_CALLS][{…, "id": "123456789"}, …] keeps each call\'s id',
     family: 'mistral',
     input:
-      '[TOOL_CALLS] [{"name": "get_current_weather", "arguments": {"location": "Paris, France", "format": "celsius"}, "id": "123456789"}]',
+      '[TOOL_CALLS] [{"name": "a", "arguments": {}, "id": "123456789"}, {"name": "b", "arguments": {"x": [1]}, "id": "abcDEF123"}]',
     expected: [
-      { type: 'call.identity', index: 0, name: 'get_current_weather' },
-      { type: 'call.fragment', index: 0, text: '{"location": "Paris, France", "format": "celsius"}' },
-      { type: 'call.identity', index: 0, id: '123456789' },
-      { type: 'call.complete', index: 0 },
+      ...lateIdCallEvs(0, 'a', '{}', '123456789'),
+      ...lateIdCallEvs(1, 'b', '{"x": [1]}', 'abcDEF123'),
     ],
+  },
+  {
+    name: 'a call without "id" gets call_<index>',
+    family: 'mistral',
+    input: '[TOOL_CALLS][{"name": "a", "arguments": {"q": "x"}}]',
+    expected: lateIdCallEvs(0, 'a', '{"q": "x"}'),
   },
   {
     name: 'the [CALL_ID] form',
@@ -317,8 +310,7 @@ run('quirk 8: repairs the reference servers make', [
     input:
       '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"} "units": "C"}\n{"name": "get_time", "parameters": {"tz": "CET"}}',
     expected: [
-      { type: 'call.identity', index: 0, id: 'call_0', name: 'get_weather' },
-      { type: 'call.fragment', index: 0, text: '{"city": "Paris"}' },
+      ...openCallEvs(0, 'get_weather', '{"city": "Paris"}'),
       ...call(1, 'get_time', '{"tz": "CET"}'),
     ],
     warnings: ['parser.malformed_call'],
