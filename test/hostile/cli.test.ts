@@ -93,6 +93,9 @@ describe('input files: regular files only, size-limited', () => {
     expect(oneLine(r.err)).toBe(`sluice replay: ${big} is ${size} bytes, over the input limit of ${size - 1} bytes (SLUICE_MAX_INPUT_BYTES)`);
     const ok = await cli(['replay', big], { SLUICE_MAX_INPUT_BYTES: String(size) });
     expect(ok.code).toBe(0);
+    const debug = await cli(['replay', big, '--debug'], { SLUICE_MAX_INPUT_BYTES: String(size - 1) });
+    expect(debug.code).toBe(1);
+    expect(debug.err).toMatch(/^sluice replay: CliError: .* over the input limit .*\n\s+at /); // --debug: the stack trace
     const badEnv = await cli(['replay', big], { SLUICE_MAX_INPUT_BYTES: 'lots' });
     expect(badEnv.code).toBe(1);
     expect(oneLine(badEnv.err)).toMatch(/SLUICE_MAX_INPUT_BYTES must be a number of bytes/);
