@@ -163,7 +163,11 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string): Promise<Res
   const att = st.attempts.get(A);
   const unsafeStarted = att ? [...att.calls.values()].some((c) => c.starts > 0 && c.released?.safe !== true) : false;
   const retry =
-    !committed && opts.onInterruptedStream === 'retry' && opts.stream !== undefined && (!att || att.discarded || (!att.ended && !unsafeStarted));
+    !committed &&
+    opts.onInterruptedStream === 'retry' &&
+    opts.stream !== undefined &&
+    registry !== undefined && // a new attempt runs through runTurn, which needs the tools
+    (!att || att.discarded || (!att.ended && !unsafeStarted));
   const skip = new Set(records.map((r) => recordKey(r)).filter((k): k is string => k !== undefined));
   const common = { nextSeq: records.length, tBase: st.lastT, readOnly: committed, skip };
   if (!committed) await new TurnJournal(store, turn, common).write({ k: 'resume', t: st.lastT, owner, count: st.resumes + 1 });
