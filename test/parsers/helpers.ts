@@ -199,10 +199,7 @@ export const openCallEvs = (
   name: string,
   args: unknown,
   id = `call_${index}`,
-): StreamEvent[] => [
-  { type: 'call.identity', index, id, name },
-  { type: 'call.fragment', index, text: argText(args) },
-];
+): StreamEvent[] => callEvs(index, name, args, id).slice(0, 2);
 
 /** An OpenAI-shaped tool with these parameter schemas (and extra top-level schema keys, e.g. $defs). */
 export const fnTool = (
