@@ -13,7 +13,7 @@
  * whitespace characters) by `[` or `{` is text; further keys in an element are skipped; stray
  * `<|tools_suffix|>` and `<|assistant_end|>` are removed.
  */
-import { JsonBlockParser, KeyedEnvelope } from './jsonBlock';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
 export class ApertusParser extends JsonBlockParser {
@@ -22,11 +22,10 @@ export class ApertusParser extends JsonBlockParser {
       {
         family: 'apertus',
         reasoning: { open: '<|inner_prefix|>', close: '<|inner_suffix|>' },
-        openers: [],
-        blocks: [{ open: '<|tools_prefix|>', close: '<|tools_suffix|>', object: true, array: true }],
-        strip: ['<|tools_suffix|>', '<|assistant_end|>'],
+        blocks: [{ open: '<|tools_prefix|>', close: '<|tools_suffix|>', body: 'either' }],
+        strip: ['<|assistant_end|>'],
         plainText: false,
-        envelope: (h) => new KeyedEnvelope(h, { keyed: true }),
+        envelope: { keyed: true },
       },
       opts,
     );

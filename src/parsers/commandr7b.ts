@@ -15,11 +15,8 @@
  * Look-alikes: special tokens, recognised anywhere; an opener not followed (after at most 64
  * whitespace characters) by `[` or `{` is text; a malformed array is skipped to `<|END_ACTION|>`.
  */
-import { JsonBlockParser, KeyedEnvelope } from './jsonBlock';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
-
-const NAME_KEYS: ReadonlySet<string> = new Set(['tool_name', 'name']);
-const ARG_KEYS: ReadonlySet<string> = new Set(['parameters', 'arguments']);
 
 export class CommandR7bParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}) {
@@ -27,11 +24,10 @@ export class CommandR7bParser extends JsonBlockParser {
       {
         family: 'command-r7b',
         reasoning: { open: '<|START_THINKING|>', close: '<|END_THINKING|>' },
-        openers: [],
-        blocks: [{ open: '<|START_ACTION|>', close: '<|END_ACTION|>', object: true, array: true }],
-        strip: ['<|END_ACTION|>', '<|START_RESPONSE|>', '<|END_RESPONSE|>', '<|END_OF_TURN_TOKEN|>'],
+        blocks: [{ open: '<|START_ACTION|>', close: '<|END_ACTION|>', body: 'either' }],
+        strip: ['<|START_RESPONSE|>', '<|END_RESPONSE|>', '<|END_OF_TURN_TOKEN|>'],
         plainText: false,
-        envelope: (h) => new KeyedEnvelope(h, { nameKeys: NAME_KEYS, argKeys: ARG_KEYS }),
+        envelope: { nameKeys: ['tool_name', 'name'], argKeys: ['parameters', 'arguments'] },
       },
       opts,
     );

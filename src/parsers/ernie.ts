@@ -20,16 +20,16 @@
  * whitespace characters) by `{` is text; a stray `</tool_call>` is removed.
  */
 import { THINK_TAGS } from './core/base';
-import { TaggedJsonParser } from './taggedJson';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
-export class ErnieParser extends TaggedJsonParser {
+export class ErnieParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}) {
     super(
       {
         family: 'ernie45',
         reasoning: THINK_TAGS,
-        sections: [{ open: '<tool_call>', close: '</tool_call>', body: 'object' }],
+        blocks: [{ open: '<tool_call>', close: '</tool_call>', body: 'object' }],
         strip: ['<response>', '</response>'],
         plainText: true,
       },

@@ -40,7 +40,7 @@ import { H_DONE, JsonValueScanner } from './core/json';
 import { MarkerSet } from './core/markers';
 import { CallName } from './core/name';
 import { ParamObject, ToolSchemas, type ValueSink } from './core/params';
-import { JsonBlockParser, stdEnvelope, type BlockKind } from './jsonBlock';
+import { JsonBlockParser, type BlockKind } from './jsonBlock';
 import type { ParserOptions } from './types';
 
 const WS_CAP = 64;
@@ -91,8 +91,7 @@ const CODE = 30;
 const FUNCTION: BlockKind = {
   open: '<function=',
   close: FN_CLOSE,
-  object: true,
-  array: false,
+  body: 'object',
   named: NAME_RE,
 };
 const codeEndSet = new MarkerSet([EOM, EOT]);
@@ -106,9 +105,8 @@ export class FunctionaryV31Parser extends JsonBlockParser {
         family: 'functionary-v3.1',
         openers: [PY],
         blocks: [FUNCTION],
-        strip: [FN_CLOSE, EOM, EOT],
+        strip: [EOM, EOT],
         plainText: true,
-        envelope: stdEnvelope,
       },
       opts,
     );

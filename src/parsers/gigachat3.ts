@@ -15,7 +15,7 @@
  * Look-alikes: the opener contains a special token, so prose "function call" is text; an opener
  * not followed (after at most 64 whitespace characters) by `{` is text.
  */
-import { JsonBlockParser, stdEnvelope } from './jsonBlock';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
 export class GigaChat3Parser extends JsonBlockParser {
@@ -23,11 +23,9 @@ export class GigaChat3Parser extends JsonBlockParser {
     super(
       {
         family: 'gigachat3',
-        openers: [],
-        blocks: [{ open: 'function call<|role_sep|>', close: null, object: true, array: false }],
+        blocks: [{ open: 'function call<|role_sep|>', close: null, body: 'object' }],
         strip: ['<|message_sep|>'],
         plainText: false,
-        envelope: stdEnvelope,
       },
       opts,
     );

@@ -20,16 +20,16 @@
  * response:"), which stays text.
  */
 import { THINK_TAGS } from './core/base';
-import { TaggedJsonParser } from './taggedJson';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
-export class GraniteParser extends TaggedJsonParser {
+export class GraniteParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}) {
     super(
       {
         family: 'granite',
         reasoning: THINK_TAGS,
-        sections: [
+        blocks: [
           { open: '<|tool_call|>', close: null, body: 'either', token: true },
           { open: '<tool_call>', close: '</tool_call>', body: 'either' },
         ],

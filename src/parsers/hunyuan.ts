@@ -17,16 +17,16 @@
  * removed.
  */
 import { THINK_TAGS } from './core/base';
-import { TaggedJsonParser } from './taggedJson';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
-export class HunyuanParser extends TaggedJsonParser {
+export class HunyuanParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}) {
     super(
       {
         family: 'hunyuan',
         reasoning: THINK_TAGS,
-        sections: [{ open: '<tool_calls>', close: '</tool_calls>', body: 'either' }],
+        blocks: [{ open: '<tool_calls>', close: '</tool_calls>', body: 'either' }],
         strip: ['<answer>', '</answer>', '<|eos|>'],
         plainText: true,
       },

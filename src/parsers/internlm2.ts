@@ -14,7 +14,7 @@
  * a function call and stays text; stray `<|action_end|>` and `<|im_end|>` are removed.
  */
 import { THINK_TAGS } from './core/base';
-import { JsonBlockParser, stdEnvelope } from './jsonBlock';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
 const CLOSE = '<|action_end|>';
@@ -25,11 +25,9 @@ export class InternLm2Parser extends JsonBlockParser {
       {
         family: 'internlm2',
         reasoning: THINK_TAGS,
-        openers: [],
-        blocks: [{ open: '<|action_start|><|plugin|>', close: CLOSE, object: true, array: false }],
-        strip: [CLOSE, '<|im_end|>'],
+        blocks: [{ open: '<|action_start|><|plugin|>', close: CLOSE, body: 'object' }],
+        strip: ['<|im_end|>'],
         plainText: false,
-        envelope: stdEnvelope,
       },
       opts,
     );

@@ -1,19 +1,36 @@
 /**
- * Shared engine of the families whose calls are JSON inside a marked block (issue 12, batch B):
- * InternLM2 `<|action_start|><|plugin|>{…}<|action_end|>`, Phi-4-mini `<|tool_call|>…<|/tool_call|>`
- * and `functools[…]`, Firefunction v2 ` functools[…]`, Command R7B `<|START_ACTION|>[…]<|END_ACTION|>`,
- * Apertus `<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>`, GigaChat 3 `function call<|role_sep|>{…}`,
- * Functionary v3.1 `<function=NAME>{args}</function>` (a named block) and LFM2's JSON layout.
+ * The one engine of the families whose tool calls are JSON between markers (issue 12):
  *
- * A block opener is followed by one call object (completion at the block's closing marker, or at
- * the object's `}` when the block has none) or by a JSON array of call objects (each element
- * completes at its own `}`, so the first call of a batch is released before the next is written).
- * The call object's shape is the family's envelope: `{"name", "arguments"}` (core `JsonEnvelope`),
- * or `KeyedEnvelope` below (`{"tool_name", "parameters"}`, `{"NAME": {…}}`).
+ *   <tool_call>{"name": "f", "arguments": {…}}</tool_call>            one object, closed by a tag
+ *   <tool_calls>[{"name": "f", "arguments": {…}}, {…}]</tool_calls>   an array of call objects
+ *   <|tool_call|>[{…}, {…}]                                           nothing closes it
+ *   functools[{…}, {…}]                                               the opener holds the `[`
+ *   <function=NAME>{args}</function>                                  a named block
  *
- * Why not core/jsonCalls: its array reader is tied to core's `JsonEnvelope`; these families need
- * other envelopes and an object-or-array body. A local engine, not a core change (core is owned
- * elsewhere); it could fold into core/jsonCalls once that takes an envelope factory.
+ * Users: Granite, xLAM, Hunyuan, ERNIE 4.5, LongCat, InternLM2, Phi-4-mini / Firefunction v2,
+ * Command R7B, Apertus, GigaChat 3, Functionary v3.1 and LFM2's JSON layout.
+ *
+ * A family declares its blocks (`BlockKind`: opener, closer or none, body object / array /
+ * either) and the shape of a call object (`envelope`: core `JsonEnvelope`'s `{"name",
+ * "arguments"|"parameters"}` by default, or `KeyedShape` keys such as `{"tool_name",
+ * "parameters"}` or `{"NAME": {…}}`). Completion evidence:
+ * - one object with a closer: the closer (as Hermes), so the whole call is final there;
+ * - an array, or an object without a closer: the `}` closing each object (as Nemotron), so the
+ *   first call of a batch is released before the next one is written.
+ * Closers are recognised outside JSON strings only and are removed where they stray into text.
+ * A body that is not JSON is skipped to the closer (`parser.malformed_call`; without a closer the
+ * text resumes there); an object that closed but is not followed by the closer completes there
+ * (`parser.unclosed_call`) and the text resumes; a closer inside an unfinished object completes
+ * the call with `parser.unclosed_call`.
+ *
+ * Look-alikes: an opener not followed (after at most 64 whitespace characters) by a body it allows
+ * is text, or removed for special-token openers declared `token`; `wordStart` openers right after
+ * a letter, digit or `_` are text; markup in Markdown code is text when the family's markers are
+ * plain text (BaseSpec `plainText`).
+ *
+ * Why not core/jsonCalls: its array reader is tied to core's `JsonEnvelope` and one section
+ * closer per parser; these families need other envelopes, several blocks and object-or-array
+ * bodies. Core is owned elsewhere; this could fold into it once it takes an envelope factory.
  */
 import type { ParserOptions } from './types';
 import { BaseParser, type BaseSpec } from './core/base';
@@ -31,26 +48,22 @@ import {
 import { isWs, MarkerSet } from './core/markers';
 
 /** What the block engine needs from a call-object reader (core `JsonEnvelope` fits). */
-export interface Envelope {
+interface Envelope {
   halt: number;
   feed(buf: string, pos: number, end: number, stop?: number, noStopAt?: number): number;
 }
-
-export type EnvelopeFactory = (h: EnvelopeHandler) => Envelope;
-
-/** `{"name": …, "arguments"|"parameters": …}`. */
-export const stdEnvelope: EnvelopeFactory = (h) => new JsonEnvelope(h);
 
 export interface BlockKind {
   /** The opener as written (a special token, or plain text such as `functools[`). */
   open: string;
   /** The block's closing marker, or null when the JSON's end closes it. */
   close: string | null;
-  /** The opener ends with the array's `[` (`functools[`). */
+  /** What may follow the opener: one call object, an array of call objects, or either. */
+  body: 'object' | 'array' | 'either';
+  /** The opener ends with the array's `[` (`functools[`); `body` is then 'array'. */
   arrayOpened?: boolean;
-  /** Body forms accepted after the opener (ignored with `arrayOpened`). */
-  object: boolean;
-  array: boolean;
+  /** The opener is a special token: when no call follows it, it is removed instead of kept as text. */
+  token?: boolean;
   /** The opener is text when it follows a letter, digit or `_` (`myfunctools[`). */
   wordStart?: boolean;
   /**
@@ -60,9 +73,12 @@ export interface BlockKind {
   named?: RegExp;
 }
 
-export interface JsonBlockSpec extends BaseSpec {
+export interface JsonBlockSpec extends Omit<BaseSpec, 'openers'> {
+  /** Openers of the family's other markup (handled by the subclass's `onTextMarker`). */
+  openers?: readonly string[];
   blocks: readonly BlockKind[];
-  envelope: EnvelopeFactory;
+  /** The call object's keys; default: core `JsonEnvelope` (`{"name", "arguments"|"parameters"}`). */
+  envelope?: KeyedShape;
 }
 
 const PRE = 10;
@@ -73,6 +89,7 @@ const ITEM = 14;
 const ARRAY_POST = 15;
 const SKIP = 16;
 const HEADER = 17;
+/** Subclasses use modes from 30 on. */
 
 const WS_CAP = 64;
 const NAME_CAP = 256;
@@ -84,9 +101,9 @@ function isWordChar(c: number): boolean {
 
 export class JsonBlockParser extends BaseParser {
   private readonly kinds: Map<string, BlockKind>;
-  private readonly factory: EnvelopeFactory;
+  private readonly shape: KeyedShape | undefined;
+  private readonly closeSets = new Map<string, MarkerSet>();
   private kind: BlockKind | null = null;
-  private closeSet: MarkerSet | null = null;
   private call: CallSlot | null = null;
   private env: Envelope | null = null;
   private skipStop = -1;
@@ -95,9 +112,17 @@ export class JsonBlockParser extends BaseParser {
   private lastChar = 10;
 
   constructor(spec: JsonBlockSpec, opts: ParserOptions = {}) {
-    super({ ...spec, openers: [...spec.openers, ...spec.blocks.map((b) => b.open)] }, opts);
+    const closers = spec.blocks.flatMap((b) => (b.close === null ? [] : [b.close]));
+    super(
+      {
+        ...spec,
+        openers: [...(spec.openers ?? []), ...spec.blocks.map((b) => b.open)],
+        strip: [...new Set([...(spec.strip ?? []), ...closers])],
+      },
+      opts,
+    );
     this.kinds = new Map(spec.blocks.map((b) => [b.open, b]));
-    this.factory = spec.envelope;
+    this.shape = spec.envelope;
   }
 
   protected override emitText(s: string): void {
@@ -113,9 +138,17 @@ export class JsonBlockParser extends BaseParser {
       return;
     }
     this.kind = kind;
-    this.closeSet = kind.close === null ? null : new MarkerSet([kind.close]);
     this.lit = m;
     this.mode = kind.named ? HEADER : PRE;
+  }
+
+  /**
+   * For a subclass that recognised a block itself (xLAM's call list at the start of the output):
+   * the `[` was consumed, the array of calls begins under `kind`.
+   */
+  protected beginArray(kind: BlockKind): void {
+    this.kind = kind;
+    this.begin(ARRAY);
   }
 
   protected override stepFamily(): boolean {
@@ -131,26 +164,8 @@ export class JsonBlockParser extends BaseParser {
         this.mode = PRE;
         return true;
       }
-      case PRE: {
-        const ws = this.openerWs(kind.open.length + WS_CAP);
-        if (ws !== undefined) return ws;
-        const c = this.buf.charCodeAt(this.pos);
-        if (kind.arrayOpened) {
-          if (c !== 123 /* { */) return this.literal();
-          this.begin(ITEM);
-          return true;
-        }
-        if (c === 123 && kind.object) {
-          this.begin(OBJ);
-          return true;
-        }
-        if (c === 91 /* [ */ && kind.array) {
-          this.pos++;
-          this.begin(ARRAY);
-          return true;
-        }
-        return this.literal();
-      }
+      case PRE:
+        return this.stepPre(kind);
       case OBJ:
       case ITEM:
         return this.stepObject(kind);
@@ -170,34 +185,8 @@ export class JsonBlockParser extends BaseParser {
         }
         return this.endBlock();
       }
-      case ARRAY: {
-        this.skipWs();
-        if (this.atEnd) return false;
-        const c = this.buf.charCodeAt(this.pos);
-        if (c === 123) {
-          this.newCall();
-          this.mode = ITEM;
-          return true;
-        }
-        if (c === 44 /* , */) {
-          this.pos++;
-          return true;
-        }
-        if (c === 93 /* ] */) {
-          this.pos++;
-          this.mode = ARRAY_POST;
-          return true;
-        }
-        if (kind.close !== null) {
-          const t = this.take(kind.close);
-          if (t === 'maybe') return false;
-          if (t === 'yes') {
-            this.warn('parser.unclosed_array', `${kind.close} before the end of the JSON array of calls`);
-            return this.endBlock();
-          }
-        }
-        return this.malformed(kind);
-      }
+      case ARRAY:
+        return this.stepArray(kind);
       case ARRAY_POST: {
         if (kind.close === null) return this.endBlock();
         const from = this.pos;
@@ -215,12 +204,71 @@ export class JsonBlockParser extends BaseParser {
         return this.endBlock();
       }
       case SKIP: {
-        const m = this.streamUntil(this.closeSet as MarkerSet, () => {});
+        const close = kind.close as string;
+        let set = this.closeSets.get(close);
+        if (set === undefined) {
+          set = new MarkerSet([close]);
+          this.closeSets.set(close, set);
+        }
+        const m = this.streamUntil(set, () => {});
         if (m === null) return false;
         return this.endBlock();
       }
     }
     return false;
+  }
+
+  /** After the opener (and a named block's header): whitespace, then the body or not markup. */
+  private stepPre(kind: BlockKind): boolean {
+    const ws = this.openerWs(kind.open.length + WS_CAP);
+    if (ws !== undefined) return ws;
+    const c = this.buf.charCodeAt(this.pos);
+    if (kind.arrayOpened) {
+      if (c !== 123 /* { */) return this.literal();
+      this.begin(ITEM);
+      return true;
+    }
+    if (c === 123 && kind.body !== 'array') {
+      this.begin(OBJ);
+      return true;
+    }
+    if (c === 91 /* [ */ && kind.body !== 'object') {
+      this.pos++;
+      this.begin(ARRAY);
+      return true;
+    }
+    // A special token with no call after it is removed (the whitespace after it stays).
+    if (kind.token) this.lit = this.lit.slice(kind.open.length);
+    return this.literal();
+  }
+
+  private stepArray(kind: BlockKind): boolean {
+    this.skipWs();
+    if (this.atEnd) return false;
+    const c = this.buf.charCodeAt(this.pos);
+    if (c === 123 /* { */) {
+      this.newCall();
+      this.mode = ITEM;
+      return true;
+    }
+    if (c === 44 /* , */) {
+      this.pos++;
+      return true;
+    }
+    if (c === 93 /* ] */) {
+      this.pos++;
+      this.mode = ARRAY_POST;
+      return true;
+    }
+    if (kind.close !== null) {
+      const t = this.take(kind.close);
+      if (t === 'maybe') return false;
+      if (t === 'yes') {
+        this.warn('parser.unclosed_array', `${kind.close} before the end of the JSON array of calls`);
+        return this.endBlock();
+      }
+    }
+    return this.malformed(kind);
   }
 
   /** `mode` is OBJ (a single call object) or ITEM (an array element): read it. */
@@ -270,7 +318,7 @@ export class JsonBlockParser extends BaseParser {
     if (this.kind?.named) {
       call.identity(this.headerName);
       this.env = new ArgsEnvelope(h);
-    } else this.env = this.factory(h);
+    } else this.env = this.shape === undefined ? new JsonEnvelope(h) : new KeyedEnvelope(h, this.shape);
   }
 
   private completeCall(): void {
@@ -351,9 +399,9 @@ const K_FAIL = 10;
 
 export interface KeyedShape {
   /** Keys whose string value is the call name (`tool_name`); unused with `keyed`. */
-  nameKeys?: ReadonlySet<string>;
+  nameKeys?: readonly string[];
   /** Keys whose value is the argument object (`parameters`); unused with `keyed`. */
-  argKeys?: ReadonlySet<string>;
+  argKeys?: readonly string[];
   /** `{"NAME": {args}}`: the first key is the call name, its value the arguments (Apertus). */
   keyed?: boolean;
 }
@@ -376,7 +424,7 @@ const noop = (): void => {};
  * argument object is decoded when its string closes); other keys are skipped. Like `JsonEnvelope`
  * it stops, unconsumed, at `stop` outside strings.
  */
-export class KeyedEnvelope implements Envelope {
+class KeyedEnvelope implements Envelope {
   halt = H_END;
   private st = K_START;
   private raw = '';
@@ -470,7 +518,7 @@ export class KeyedEnvelope implements Envelope {
   /** The value of `this.key` starts with `c` at `i`. */
   private value(c: number, i: number): number {
     const { keyed, nameKeys, argKeys } = this.shape;
-    const isArgs = keyed ? this.keys === 1 : (argKeys?.has(this.key) ?? false) && !this.sawArgs;
+    const isArgs = keyed ? this.keys === 1 : (argKeys?.includes(this.key) ?? false) && !this.sawArgs;
     if (isArgs) {
       this.sawArgs = true;
       if (c === 34) {
@@ -483,7 +531,7 @@ export class KeyedEnvelope implements Envelope {
       this.st = K_SCAN;
       return i;
     }
-    if (!keyed && c === 34 && (nameKeys?.has(this.key) ?? false)) {
+    if (!keyed && c === 34 && (nameKeys?.includes(this.key) ?? false)) {
       this.st = K_NAME;
       this.raw = '';
       return i + 1;

@@ -17,7 +17,7 @@
  */
 import { THINK_TAGS } from './core/base';
 import { isWs, MarkerSet } from './core/markers';
-import { JsonBlockParser, stdEnvelope, type BlockKind } from './jsonBlock';
+import { JsonBlockParser, type BlockKind } from './jsonBlock';
 import { isIdentStart, PythonicBlock } from './pythonicBlock';
 import type { ParserOptions } from './types';
 
@@ -28,7 +28,7 @@ const PEEK = 30;
 const PY = 31;
 const PEEK_CAP = 64;
 
-const BLOCK: BlockKind = { open: OPEN, close: CLOSE, object: false, array: true };
+const BLOCK: BlockKind = { open: OPEN, close: CLOSE, body: 'array' };
 const closeSet = new MarkerSet([CLOSE]);
 
 export class Lfm2Parser extends JsonBlockParser {
@@ -39,11 +39,9 @@ export class Lfm2Parser extends JsonBlockParser {
       {
         family: 'lfm2',
         reasoning: THINK_TAGS,
-        openers: [],
         blocks: [BLOCK],
-        strip: [CLOSE, '<|im_end|>'],
+        strip: ['<|im_end|>'],
         plainText: false,
-        envelope: stdEnvelope,
       },
       opts,
     );

@@ -13,16 +13,16 @@
  * whitespace characters) by `{` or `[` is text; a stray `</longcat_tool_call>` is removed.
  * Not handled: LongCat-Flash-Lite's key/value layout (`<longcat_arg_key>`), which is text here.
  */
-import { TaggedJsonParser } from './taggedJson';
+import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
-export class LongCatParser extends TaggedJsonParser {
+export class LongCatParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}) {
     super(
       {
         family: 'longcat',
         reasoning: { open: '<longcat_think>', close: '</longcat_think>' },
-        sections: [{ open: '<longcat_tool_call>', close: '</longcat_tool_call>', body: 'either' }],
+        blocks: [{ open: '<longcat_tool_call>', close: '</longcat_tool_call>', body: 'either' }],
         plainText: true,
       },
       opts,

@@ -18,18 +18,17 @@
  * most 64 whitespace characters) by `{` is text (`functools[0]`). Stray `<|/tool_call|>`,
  * `<|end|>`, `<|eot_id|>` are removed.
  */
-import { JsonBlockParser, stdEnvelope, type BlockKind } from './jsonBlock';
+import { JsonBlockParser, type BlockKind } from './jsonBlock';
 import type { ParserOptions } from './types';
 
 const FUNCTOOLS: BlockKind = {
   open: 'functools[',
   close: null,
+  body: 'array',
   arrayOpened: true,
-  object: false,
-  array: true,
   wordStart: true,
 };
-const TOOL_CALL: BlockKind = { open: '<|tool_call|>', close: '<|/tool_call|>', object: true, array: true };
+const TOOL_CALL: BlockKind = { open: '<|tool_call|>', close: '<|/tool_call|>', body: 'either' };
 
 export class FunctoolsParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}, family: 'phi-4-mini' | 'firefunction-v2' = 'phi-4-mini') {
@@ -37,11 +36,9 @@ export class FunctoolsParser extends JsonBlockParser {
     super(
       {
         family,
-        openers: [],
         blocks: phi ? [FUNCTOOLS, TOOL_CALL] : [FUNCTOOLS],
-        strip: phi ? ['<|/tool_call|>', '<|end|>'] : ['<|eot_id|>'],
+        strip: phi ? ['<|end|>'] : ['<|eot_id|>'],
         plainText: true,
-        envelope: stdEnvelope,
       },
       opts,
     );

@@ -18,15 +18,16 @@
  */
 import { TEXT } from './core/base';
 import { isWs } from './core/markers';
-import { type JsonSection, TaggedJsonParser } from './taggedJson';
+import { type BlockKind, JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
 
+/** Mode before the first character of the output is read (the engine's modes are 10–17). */
 const START = 40;
 /** Longest start-of-output prefix held while deciding (whitespace, a fence line, `[{"name"`). */
 const LEAD_CAP = 256;
 
-const BARE: JsonSection = { open: '', close: null, body: 'array' };
-const FENCED: JsonSection = { open: '```', close: '```', body: 'array' };
+const BARE: BlockKind = { open: '', close: null, body: 'array' };
+const FENCED: BlockKind = { open: '```', close: '```', body: 'array' };
 
 type Lead = { at: number; fenced: boolean } | 'maybe' | 'no';
 
@@ -73,12 +74,12 @@ export function leadArray(s: string, i: number): Lead {
   return k < 0 ? 'no' : { at, fenced };
 }
 
-export class XlamParser extends TaggedJsonParser {
+export class XlamParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}) {
     super(
       {
         family: 'xlam',
-        sections: [
+        blocks: [
           { open: '[TOOL_CALLS]', close: null, body: 'either', token: true },
           { open: '<tool_call>', close: '</tool_call>', body: 'either' },
         ],
@@ -100,9 +101,8 @@ export class XlamParser extends TaggedJsonParser {
       return true;
     }
     this.confirmMarkup();
-    this.cur = r.fenced ? FENCED : BARE;
     this.pos = r.at + 1;
-    this.beginArray();
+    this.beginArray(r.fenced ? FENCED : BARE);
     return true;
   }
 
