@@ -180,6 +180,8 @@ export class TurnController {
   private readonly mode: 'gateway' | 'execute';
   private attempt = 1;
   private slots = new Map<number, Slot>();
+  /** The slot of the last fragment (fragments of one call usually arrive in a row). */
+  private lastSlot?: Slot;
   /** The slots' indices, ascending (gap jumps after the end of the stream). */
   private seenIdx = new CallIndexSet();
   private opened = 0; // max index + 1 seen in this attempt
@@ -248,10 +250,16 @@ export class TurnController {
     if (this.finished || this.retrying || this.closed) return;
     if (this.ignoring && ev.type !== 'stream.end' && ev.type !== 'stream.error') return;
     switch (ev.type) {
-      case 'call.fragment':
-        if (!this.admit(ev.index)) return;
-        this.onFragment(ev.index, ev.text);
+      case 'call.fragment': {
+        // Hot path: consecutive fragments of one call skip the map lookups and the admission check.
+        let s = this.lastSlot;
+        if (s === undefined || s.index !== ev.index) {
+          if (!this.admit(ev.index)) return;
+          s = this.lastSlot = this.slot(ev.index);
+        }
+        this.onFragment(s, ev.text);
         return;
+      }
       case 'text.delta':
         if (ev.text.length === 0) return;
         if (!this.hold('maxTextChars', this.text.length, ev.text.length)) return;
@@ -414,8 +422,8 @@ export class TurnController {
     return unique;
   }
 
-  private onFragment(index: number, text: string): void {
-    const s = this.slot(index);
+  private onFragment(s: Slot, text: string): void {
+    const index = s.index;
     if (s.completeSent) {
       if (!s.lateWarned && text.trim().length > 0) {
         s.lateWarned = true;
@@ -615,6 +623,7 @@ export class TurnController {
 
   private resetAttempt(): void {
     this.slots = new Map();
+    this.lastSlot = undefined;
     this.attemptIds = new Set();
     this.seenIdx = new CallIndexSet();
     this.opened = 0;
