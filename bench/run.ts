@@ -16,7 +16,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { benchArgs, formatRows as formatArgs, type Row as ArgsRow } from './args';
 import { benchGateway, type Row as GatewayRow } from './gateway';
-import { type ApiRow, benchGatewayApis, formatApiRows } from './gatewayApis';
 import { benchGatewayInbound, formatGatewayInbound, inboundRatios, type InboundRow } from './gatewayInbound';
 import { benchJournal, formatJournal, type JournalRow } from './journal';
 import { benchLifecycle, formatLifecycle, type LifecycleRow } from './lifecycle';
@@ -43,7 +42,6 @@ export interface BenchResults {
   journal?: JournalRow[];
   scheduling?: SchedulingResult;
   gateway?: GatewayRow[];
-  gatewayApis?: ApiRow[];
   gatewayInbound?: InboundRow[];
   args?: ArgsRow[];
   parsers?: { rows: unknown[]; text: string };
@@ -176,7 +174,6 @@ export function formatResults(r: BenchResults): string {
   if (r.journal) out.push('## Journal (durable turns)', '', formatJournal(r.journal));
   if (r.throughput) out.push('## Throughput', '', formatThroughput(r.throughput));
   if (r.gateway) out.push('## Gateway', '', formatGateway(r.gateway));
-  if (r.gatewayApis) out.push('## Gateway cost per inbound API (bench/gatewayApis.ts)', '', formatApiRows(r.gatewayApis), '');
   if (r.gatewayInbound) out.push('## Gateway per inbound API: CPU in its own process, chunks/s, first call (bench/gatewayInbound.ts)', '', formatGatewayInbound(r.gatewayInbound));
   if (r.args) out.push('## Argument path (ArgBuffer)', '', '```', formatArgs(r.args).trimEnd(), '```', '');
   if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
@@ -220,7 +217,6 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; log?: (s
   r.lifecycle = await step('lifecycle', () => benchLifecycle(quick ? { sizes: [20, 100, 1000], budgetMs: 500 } : {}));
   r.throughput = await step('throughput', () => benchThroughput(quick ? { sizes: [10_000, 100_000], budgetMs: 500 } : {}));
   r.gateway = await step('gateway', () => benchGateway(quick ? { sequential: 20, concurrency: 100 } : {}));
-  r.gatewayApis = await step('gateway', () => benchGatewayApis(quick ? { requests: 150 } : {}));
   r.gatewayInbound = await step('gateway-inbound', () => benchGatewayInbound(quick ? { requests: 60, rounds: 1, timed: 4 } : {}));
   r.args = await step('args', () => benchArgs(quick ? { budgetMs: 150 } : {}));
   r.parsers = await step('parsers', async () => {
