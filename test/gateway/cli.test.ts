@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { ENV, HELP, SPEC } from '../../src/cli/serve';
 import { startScriptedUpstream, turnScript } from '../../src/gateway/scripted';
+import { describeFixtures, FIXTURES_DIR, listFixtures } from '../helpers/fixtures';
 import { rawRequest } from './helpers';
 
 test('--help explains every flag and its environment variable', () => {
@@ -91,3 +92,19 @@ test('sluice serve --upstream scripted:<missing file> exits 1 with one line', as
   expect(s.code).toBe(1);
   expect(s.err.trim().split('\n')).toEqual(['sluice serve: scripted: no such trace file "/no/such/file.trace.jsonl" (or use scripted:demo)']);
 }, 40_000);
+
+describeFixtures('sluice serve --upstream scripted:<recorded fixture>', () => {
+  test('an Anthropic recording is served with the anthropic upstream format (from the trace), to a Chat client', async () => {
+    const rel = listFixtures('anthropic', /text-then-tool_use__haiku/)[0]!;
+    const s = await serve(['--upstream', `scripted:${path.join(FIXTURES_DIR, rel)}`]);
+    try {
+      expect(s.err).toContain('(anthropic, 1 attempt)');
+      const res = await rawRequest(s.url!, { path: '/v1/chat/completions', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }] }) });
+      expect(res.status).toBe(200);
+      const calls = (res.json as { choices: { message: { tool_calls?: unknown[] } }[] }).choices[0]!.message.tool_calls;
+      expect(calls?.length).toBe(1);
+    } finally {
+      s.child.kill('SIGTERM');
+    }
+  }, 40_000);
+});
