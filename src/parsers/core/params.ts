@@ -5,11 +5,16 @@
  * family's whitespace trimming), or once the parameter closes for typed values, and `}` at the
  * end of the call.
  *
- * Value typing (docs/parsers.md): with a tool schema, the parameter's JSON-Schema `type` decides;
+ * Value typing (docs/parsers.md, "Value typing"): with a tool schema, the parameter's compiled
+ * schema decides (core/schemaValue.ts: type arrays, anyOf/oneOf with null, enum/const, $ref);
  * without one, the family's rule (`string` or `auto`). `auto` keeps a value as a string unless the
  * whole trimmed value is JSON (number, true/false/null, object, array, quoted string) or a Python
- * literal `True`/`False`/`None`; a value whose first character cannot start JSON streams as a
- * string right away.
+ * literal `True`/`False`/`None` (plus the family's repairs); a value whose first character cannot
+ * start JSON streams as a string right away.
+ *
+ * Exported for family code: `ToolSchemas` (`schemaOf`, `typeOf`, `hasTool`), `ValueSink`,
+ * `ParamObject`, `convertValue` (the older single-type conversion), `trimWs`, and the types
+ * `ValueType`, `Trim`, `TypingOptions`, `ValueSchema`.
  */
 import type { ToolSpecLike } from '../types';
 import { escapeJsonPiece } from './json';
