@@ -21,7 +21,8 @@ import { UsageCounter, openaiErrorType, randomId } from './openaiCommon';
  *     completion evidence, in model order), with a fresh `call_id` and item id.
  * - `end` → closes the open item, then `response.completed` (or `response.incomplete` with
  *   `incomplete_details.reason` max_output_tokens / content_filter) carrying every item and usage.
- * - `error` → `response.failed` with `response.error {code, message}` and `status: "failed"`.
+ * - `error` → an `error` event `{code, message, param}` then `response.failed` with
+ *   `response.error {code, message}` and `status: "failed"` (the order OpenAI uses).
  *   Nothing after a terminal event. Every event has a `sequence_number` from 0.
  * - Keep-alive: an SSE comment (`: ping`).
  */
@@ -161,6 +162,8 @@ export class ResponsesEventBuilder {
   private fail(out: ResponsesEvent[], error: StreamErrorInfo): void {
     this.status = 'failed';
     this.error = { code: error.type || 'api_error', message: error.message };
+    // As OpenAI does: an `error` event, then `response.failed` carrying the same error.
+    this.ev(out, { type: 'error', code: this.error.code, message: error.message, param: null });
     this.ev(out, { type: 'response.failed', response: this.response() });
     this._terminated = true;
   }

@@ -250,6 +250,7 @@ describe('/v1/responses with the openai SDK', () => {
     const events: OpenAI.Responses.ResponseStreamEvent[] = [];
     for await (const ev of stream) events.push(ev);
     const last = events[events.length - 1]!;
+    expect(events.map((e) => e.type).slice(-2)).toEqual(['error', 'response.failed']);
     expect(last.type).toBe('response.failed');
     if (last.type === 'response.failed') {
       expect(last.response.status).toBe('failed');
