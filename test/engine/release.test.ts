@@ -225,12 +225,13 @@ describe('reference converter cases (§1.7)', () => {
     expect(kinds(r.out)).toEqual(['tool_use:0', 'tool_use:1']);
   });
 
-  test('32 a shared backend id still gives two calls', () => {
+  test('32 a shared backend id still gives two calls (the second renamed, with a warning)', () => {
     const r = drive([id(0, 'same', 'a'), frag(0, '{}'), id(1, 'same', 'b'), frag(1, '{}'), finish(), end]);
     expect(toolUses(r.out).map((u) => [u.index, u.backendId])).toEqual([
       [0, 'same'],
-      [1, 'same'],
+      [1, 'same_2'],
     ]);
+    expect(r.warnings).toContain('duplicate_call_id');
   });
 });
 
