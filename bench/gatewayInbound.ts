@@ -10,7 +10,7 @@
  *     what gateways that translate tool calls effectively do (the call reaches the client at the end).
  *
  * Every path gets the same scripted OpenAI-chat upstream turn (src/gateway/scripted.ts): a role
- * chunk, TEXT_CHUNKS text chunks, CALLS tool calls whose arguments arrive in ARG_PIECES pieces,
+ * chunk, `textChunks` text chunks, `calls` tool calls whose arguments arrive in `argPieces` pieces,
  * finish, usage, [DONE]. Each request carries a tag that goes into the upstream's arguments, and
  * the client checks every response: the text, and each call's name and parsed arguments, in order.
  *
@@ -31,7 +31,8 @@
  *     `tool_calls` delta (sluice and the buffering translator both send a call's whole arguments in
  *     one chunk); direct and pipe: the arrival of the completing chunk itself.
  *
- * Run: `npx ts-node -T bench/run.ts --only gateway-inbound`, `npx ts-node -T bench/gatewayInbound.ts`,
+ * Run: `npx ts-node -T bench/run.ts --only gateway-inbound`, `npx ts-node -T bench/gatewayInbound.ts [--requests N
+ * --rounds N --timed N --concurrency N --step-ms N --text N --calls N --pieces N]`,
  * or `node dist/bench/gatewayInbound.js` after `npm run build`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -56,6 +57,7 @@ export interface InboundRow {
   concurrency: number;
   /** Upstream chunks per request (SSE frames incl. [DONE]). */
   chunksPerRequest: number;
+  shape: TurnShape;
   /** Middle process CPU (user+system) per upstream chunk, µs. Undefined for direct. */
   cpuUsPerChunk?: number;
   /** Bench process (upstream + client) CPU per upstream chunk, µs. */
@@ -83,18 +85,26 @@ export interface BenchGatewayInboundOptions {
   timed?: number;
   /** Milliseconds between upstream chunks in the timed phase. Default 2. */
   stepMs?: number;
+  /** The upstream turn (default DEFAULT_SHAPE). */
+  shape?: Partial<TurnShape>;
   log?: (s: string) => void;
 }
 
-const TEXT_CHUNKS = 20;
-const CALLS = 4;
-const ARG_PIECES = 6;
+/** The upstream turn's size. Default 20 text chunks, 4 calls in 6 argument pieces each (52 chunks). */
+export interface TurnShape {
+  textChunks: number;
+  calls: number;
+  argPieces: number;
+}
+
+export const DEFAULT_SHAPE: TurnShape = { textChunks: 20, calls: 4, argPieces: 6 };
 const TOOL_NAME = 'read_file';
 
 // ------------------------------------------------------------------ the turn
 
-function argsFor(tag: string, j: number): string {
-  return JSON.stringify({ path: `/${tag}/src/file_${j}.ts`, offset: j * 100, limit: 200 });
+/** Call j's arguments; the note grows with the number of pieces so every piece has a few bytes. */
+function argsFor(tag: string, j: number, shape: TurnShape): string {
+  return JSON.stringify({ path: `/${tag}/src/file_${j}.ts`, offset: j * 100, limit: 200, note: 'n'.repeat(shape.argPieces * 8) });
 }
 
 function textFor(k: number): string {
@@ -108,7 +118,7 @@ interface Turn {
 }
 
 /** The upstream turn for one request; line i at `t = i × stepMs`. */
-export function turnScript(tag: string, stepMs: number): Turn {
+export function turnScript(tag: string, stepMs: number, shape: TurnShape = DEFAULT_SHAPE): Turn {
   const lines: ScriptLine[] = [];
   let t = 0;
   const push = (data: unknown): number => {
@@ -117,12 +127,12 @@ export function turnScript(tag: string, stepMs: number): Turn {
     return lines.length - 1;
   };
   push(chatChunk({ content: '' }));
-  for (let k = 0; k < TEXT_CHUNKS; k++) push(chatChunk({ content: textFor(k) }));
+  for (let k = 0; k < shape.textChunks; k++) push(chatChunk({ content: textFor(k) }));
   let call0Line = -1;
-  for (let j = 0; j < CALLS; j++) {
+  for (let j = 0; j < shape.calls; j++) {
     push(chatChunk({ tool: { index: j, id: `call_${j}`, name: TOOL_NAME, args: '' } }));
-    const a = argsFor(tag, j);
-    const step = Math.ceil(a.length / ARG_PIECES);
+    const a = argsFor(tag, j, shape);
+    const step = Math.ceil(a.length / shape.argPieces);
     for (let p = 0; p < a.length; p += step) {
       const at = push(chatChunk({ tool: { index: j, args: a.slice(p, p + step) } }));
       if (j === 0) call0Line = at;
@@ -133,8 +143,6 @@ export function turnScript(tag: string, stepMs: number): Turn {
   push('[DONE]');
   return { lines, call0Line };
 }
-
-const CHUNKS_PER_REQUEST = turnScript('x', 0).lines.length;
 
 // ------------------------------------------------------------------ SSE framing (client and translator)
 
@@ -429,7 +437,9 @@ class Child {
 
   static start(kind: ChildKind, upstream: string): Promise<Child> {
     // Under ts-node (this file is .ts) the child needs the TypeScript hook; the built .js needs nothing.
-    const execArgv = __filename.endsWith('.ts') ? ['-r', 'ts-node/register/transpile-only'] : [];
+    // SLUICE_BENCH_CHILD_NODE_ARGS: extra node flags for the middles, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    const extra = process.env.SLUICE_BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const execArgv = [...(__filename.endsWith('.ts') ? ['-r', 'ts-node/register/transpile-only'] : []), ...extra];
     const proc = fork(__filename, ['--child', kind, upstream], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null): void => reject(new Error(`${kind} child exited (${code}) before it was ready`));
@@ -565,15 +575,14 @@ export function roundTrip(base: string, api: InboundRow['api'], tag: string, age
   });
 }
 
-const EXPECTED_TEXT = Array.from({ length: TEXT_CHUNKS }, (_, k) => textFor(k)).join('');
-
 /** The response carries the turn's text and its calls (names, parsed arguments) in order. */
-export function isCorrect(got: Got, tag: string): boolean {
-  if (got.text !== EXPECTED_TEXT || got.calls.length !== CALLS) return false;
+export function isCorrect(got: Got, tag: string, shape: TurnShape = DEFAULT_SHAPE): boolean {
+  const text = Array.from({ length: shape.textChunks }, (_, k) => textFor(k)).join('');
+  if (got.text !== text || got.calls.length !== shape.calls) return false;
   return got.calls.every((c, j) => {
     if (c.name !== TOOL_NAME) return false;
     try {
-      return JSON.stringify(JSON.parse(c.args)) === argsFor(tag, j);
+      return JSON.stringify(JSON.parse(c.args)) === argsFor(tag, j, shape);
     } catch {
       return false;
     }
@@ -581,12 +590,12 @@ export function isCorrect(got: Got, tag: string): boolean {
 }
 
 /** The scripted upstream this bench uses: the turn for the tag found in the request body, one line every `stepMs()`. */
-export function startTurnUpstream(stepMs: () => number): Promise<ScriptedUpstream> {
+export function startTurnUpstream(stepMs: () => number, shape: TurnShape = DEFAULT_SHAPE): Promise<ScriptedUpstream> {
   return startScriptedUpstream({
     script: (req) => {
       const tag = /req\d+x/.exec(JSON.stringify(req.body))?.[0];
       if (!tag) return { status: 400, body: { error: { message: 'no tag in the request' } } };
-      return turnScript(tag, stepMs()).lines;
+      return turnScript(tag, stepMs(), shape).lines;
     },
   });
 }
@@ -617,7 +626,9 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
   const log = opts.log ?? (() => undefined);
   let step = 0;
   let seq = 0;
-  const up = await startTurnUpstream(() => step);
+  const shape: TurnShape = { ...DEFAULT_SHAPE, ...opts.shape };
+  const chunksPerRequest = turnScript('x', 0, shape).lines.length;
+  const up = await startTurnUpstream(() => step, shape);
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const started: Promise<Child>[] = [];
   try {
@@ -631,7 +642,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
         { path: 'buffering', api, base: buffering!.url, child: buffering },
       ]),
     ];
-    const call0Line = turnScript('x', 0).call0Line;
+    const call0Line = turnScript('x', 0, shape).call0Line;
     const stats = new Map<Config, { cpu: number[]; bench: number[]; cps: number[]; after: number[]; beforeEnd: number[]; correct: number; checked: number }>();
     for (const c of configs) stats.set(c, { cpu: [], bench: [], cps: [], after: [], beforeEnd: [], correct: 0, checked: 0 });
 
@@ -640,7 +651,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
       const got = await roundTrip(c.base, c.api, tag, agent, call0Line);
       const s = stats.get(c)!;
       s.checked++;
-      if (isCorrect(got, tag)) s.correct++;
+      if (isCorrect(got, tag, shape)) s.correct++;
       return { got, tag };
     };
     const batch = async (c: Config, n: number, conc: number): Promise<void> => {
@@ -664,7 +675,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
         await batch(c, requests, concurrency);
         const wall = performance.now() - t0;
         const bench = process.cpuUsage(bench0);
-        const chunks = requests * CHUNKS_PER_REQUEST;
+        const chunks = requests * chunksPerRequest;
         if (c.child) s.cpu.push(((await c.child.cpu()) - cpu0) / chunks);
         s.bench.push((bench.user + bench.system) / chunks);
         s.cps.push(chunks / (wall / 1000));
@@ -697,7 +708,8 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
         api: c.api,
         requests: requests * rounds,
         concurrency,
-        chunksPerRequest: CHUNKS_PER_REQUEST,
+        chunksPerRequest,
+        shape,
         cpuUsPerChunk: c.child ? r2(median(s.cpu)) : undefined,
         benchCpuUsPerChunk: r2(median(s.bench)),
         chunksPerSec: Math.round(median(s.cps)),
@@ -759,7 +771,7 @@ export function formatGatewayInbound(rows: InboundRow[]): string {
   const first = rows[0];
   if (!first) return '(no rows)\n';
   const lines = [
-    `${first.requests} requests per path in the throughput phase (${first.concurrency} concurrent; ${first.chunksPerRequest} upstream chunks each: ${TEXT_CHUNKS} text, ${CALLS} calls with ${ARG_PIECES} argument pieces); load ${first.load1} on ${first.cpus} CPUs at the end.`,
+    `${first.requests} requests per path in the throughput phase (${first.concurrency} concurrent; ${first.chunksPerRequest} upstream chunks each: ${first.shape.textChunks} text, ${first.shape.calls} calls in ${first.shape.argPieces} argument pieces); load ${first.load1} on ${first.cpus} CPUs at the end.`,
     '',
     '| path | inbound API | middle CPU µs/chunk | bench CPU µs/chunk | chunks/s | call 0 after its completion, ms | call 0 before stream end, ms | correct |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
@@ -772,6 +784,26 @@ export function formatGatewayInbound(rows: InboundRow[]): string {
   return lines.join('\n') + '\n';
 }
 
+/** `--requests N --concurrency N --rounds N --timed N --step-ms N --text N --calls N --pieces N` for a standalone run. */
+function cliOptions(argv: string[]): BenchGatewayInboundOptions {
+  const num = (flag: string): number | undefined => {
+    const i = argv.indexOf(flag);
+    if (i < 0) return undefined;
+    const v = Number(argv[i + 1]);
+    if (!Number.isInteger(v) || v < 1) {
+      process.stderr.write(`gateway-inbound: ${flag} needs a positive integer\n`);
+      process.exit(2);
+    }
+    return v;
+  };
+  const shape: Partial<TurnShape> = {};
+  for (const [flag, key] of [['--text', 'textChunks'], ['--calls', 'calls'], ['--pieces', 'argPieces']] as const) {
+    const v = num(flag);
+    if (v !== undefined) shape[key] = v;
+  }
+  return { requests: num('--requests'), concurrency: num('--concurrency'), rounds: num('--rounds'), timed: num('--timed'), stepMs: num('--step-ms'), shape };
+}
+
 if (require.main === module) {
   if (process.argv[2] === '--child') {
     const kind = process.argv[3] as ChildKind;
@@ -781,7 +813,7 @@ if (require.main === module) {
     });
   } else {
     const t0 = performance.now();
-    benchGatewayInbound({ log: (s) => process.stderr.write(s) }).then(
+    benchGatewayInbound({ ...cliOptions(process.argv.slice(2)), log: (s) => process.stderr.write(s) }).then(
       (rows) => {
         process.stdout.write(formatGatewayInbound(rows));
         process.stdout.write(`(${((performance.now() - t0) / 1000).toFixed(1)} s)\n${JSON.stringify(rows)}\n`);
