@@ -15,12 +15,12 @@
  * input validation rejects it and the error goes back to the model in the next request; under
  * `drop` it gets the text marker and the turn ends with it.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { chatChunk, type RecordedRequest, type ScriptLine, turnScript } from '../../src/gateway/scripted';
-import { rig, type Rig } from './helpers';
+import { rig, type Rig, runCli, spawnServe } from './helpers';
 
 const enabled = process.env.SLUICE_CLAUDE_CODE === '1';
 const d = enabled ? describe : describe.skip;
@@ -86,30 +86,8 @@ d('Claude Code CLI through the gateway (offline)', () => {
     );
 
     const t0 = Date.now();
-    const child = spawn(bin, ['-p', 'Read hello.txt and tell me the secret word.', '--allowedTools', 'Read', '--output-format', 'json'], {
-      cwd: work,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        ANTHROPIC_BASE_URL: r.gw.url,
-        ANTHROPIC_API_KEY: 'sk-dummy-offline',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    const code = await new Promise<number | null>((res) => child.on('close', res));
-    clearTimeout(killer);
-    const ms = Date.now() - t0;
-    process.stderr.write(`[claude-code] exit ${code} in ${ms} ms, ${r.up.requests.length} upstream requests\n`);
-    if (code !== 0) process.stderr.write(`[claude-code] stdout: ${out.slice(0, 2000)}\nstderr: ${err.slice(0, 2000)}\n`);
+    const { code, out } = await runClaude(bin, r.gw.url, work, home, 'Read hello.txt and tell me the secret word.');
+    process.stderr.write(`[claude-code] exit ${code} in ${Date.now() - t0} ms, ${r.up.requests.length} upstream requests\n`);
 
     expect(code).toBe(0);
     const result = JSON.parse(out) as { is_error: boolean; result: string; num_turns: number };
@@ -128,31 +106,27 @@ d('Claude Code CLI through the gateway (offline)', () => {
   }, 400_000);
 });
 
-/** Run `claude -p PROMPT` against a rig; resolves the exit code and output. */
-async function runClaude(bin: string, gwUrl: string, work: string, home: string, prompt: string): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(bin, ['-p', prompt, '--allowedTools', 'Read', '--output-format', 'json'], {
+/** The environment for an offline Claude Code run against `gwUrl`. */
+function claudeEnv(gwUrl: string, home: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    ANTHROPIC_BASE_URL: gwUrl,
+    ANTHROPIC_API_KEY: 'sk-dummy-offline',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+  };
+}
+
+/** Run `claude -p PROMPT` (Read allowed) against a gateway; resolves the exit code and output. */
+function runClaude(bin: string, gwUrl: string, work: string, home: string, prompt: string, format = 'json'): ReturnType<typeof runCli> {
+  return runCli(bin, ['-p', prompt, '--allowedTools', 'Read', '--output-format', format, ...(format === 'stream-json' ? ['--verbose'] : [])], {
     cwd: work,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      ANTHROPIC_BASE_URL: gwUrl,
-      ANTHROPIC_API_KEY: 'sk-dummy-offline',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_ERROR_REPORTING: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: claudeEnv(gwUrl, home),
+    tag: 'claude-code',
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  const code = await new Promise<number | null>((res) => child.on('close', res));
-  clearTimeout(killer);
-  if (code !== 0) process.stderr.write(`[claude-code] exit ${code}\nstdout: ${out.slice(0, 2000)}\nstderr: ${err.slice(0, 2000)}\n`);
-  return { code, out, err };
 }
 
 d('Claude Code and a malformed call (offline)', () => {
@@ -242,7 +216,7 @@ function readTrace(files: string[]): string {
 
 d('Claude Code against sluice serve --upstream scripted: (offline, multi-call trace)', () => {
   let tmp: string | undefined;
-  let gateway: ReturnType<typeof spawn> | undefined;
+  let gateway: ChildProcess | undefined;
   afterAll(() => {
     gateway?.kill('SIGTERM');
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -260,57 +234,15 @@ d('Claude Code against sluice serve --upstream scripted: (offline, multi-call tr
     fs.writeFileSync(files[1]!, 'The second secret word is heron.\n');
     const tracePath = path.join(tmp, 'read.trace.jsonl');
     fs.writeFileSync(tracePath, readTrace(files));
-    const main = path.resolve(__dirname, '../../src/cli/main.ts');
-    gateway = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', '--upstream', `scripted:${tracePath}`, '--port', '0'], {
-      cwd: path.resolve(__dirname, '../..'),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const gwLines: { at: number; text: string }[] = [];
-    let gwErr = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start: ${gwErr}`)), 30_000);
-      gateway!.stderr!.on('data', (c: Buffer) => {
-        gwErr += c.toString();
-        for (const l of c.toString().split('\n')) if (l.trim()) gwLines.push({ at: Date.now(), text: l });
-        const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(gwErr);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-    });
-    const child = spawn(bin, ['-p', 'Read a.txt and b.txt and tell me the secret words.', '--allowedTools', 'Read', '--output-format', 'stream-json', '--verbose'], {
-      cwd: work,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        ANTHROPIC_BASE_URL: url,
-        ANTHROPIC_API_KEY: 'sk-dummy-offline',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const out: { at: number; text: string }[] = [];
-    let buf = '';
-    child.stdout.on('data', (c: Buffer) => {
-      buf += c.toString();
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        out.push({ at: Date.now(), text: buf.slice(0, nl) });
-        buf = buf.slice(nl + 1);
-      }
-    });
-    const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    const code = await new Promise<number | null>((res) => child.on('close', res));
-    clearTimeout(killer);
+    const gw = await spawnServe(['--upstream', `scripted:${tracePath}`, '--port', '0']);
+    gateway = gw.child;
+    expect(gw.url).toBeDefined();
+    const { code, lines: out } = await runClaude(bin, gw.url!, work, home, 'Read a.txt and b.txt and tell me the secret words.', 'stream-json');
     expect(code).toBe(0);
     // stream-json: a "user" message carrying the first Read's tool_result means the tool ran.
     const firstResult = out.find((l) => l.text.includes('"tool_result"') && l.text.includes('pelican'));
     expect(firstResult).toBeDefined();
-    const modelEnds = gwLines.filter((l) => l.text.includes('"msg":"request"') && l.text.includes('"toolUses":2'));
+    const modelEnds = gw.lines.filter((l) => l.text.includes('"msg":"request"') && l.text.includes('"toolUses":2'));
     expect(modelEnds.length).toBeGreaterThan(0);
     const headStartMs = modelEnds[0]!.at - firstResult!.at;
     process.stderr.write(`[claude-code] first Read result ${headStartMs} ms before the first stream ended\n`);

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { ENV, HELP, SPEC } from '../../src/cli/serve';
 import { startScriptedUpstream, turnScript } from '../../src/gateway/scripted';
 import { describeFixtures, FIXTURES_DIR, listFixtures } from '../helpers/fixtures';
-import { rawRequest } from './helpers';
+import { rawRequest, type ServeProcess, spawnServe } from './helpers';
 
 test('--help explains every flag and its environment variable', () => {
   for (const flag of Object.keys(SPEC)) expect(HELP).toContain(`--${flag}`);
@@ -47,29 +47,9 @@ test('sluice serve starts, proxies a request, and exits 0 on SIGTERM', async () 
   }
 }, 40_000);
 
-/** Spawn `sluice serve` with these args; resolves the listening URL (or the exit code and stderr). */
-function serve(args: string[]): Promise<{ child: ReturnType<typeof spawn>; url?: string; code?: number | null; err: string }> {
-  const main = path.resolve(__dirname, '../../src/cli/main.ts');
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
-    cwd: path.resolve(__dirname, '../..'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${err}`)), 25_000);
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-      const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, err });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ child, code, err });
-    });
-  });
+/** `sluice serve` quiet, on any free port. */
+function serve(args: string[]): Promise<ServeProcess> {
+  return spawnServe(['--port', '0', '--log-level', 'warn', ...args]);
 }
 
 test('sluice serve --upstream scripted:demo serves the demo turn to a Chat client, no backend needed', async () => {

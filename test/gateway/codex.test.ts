@@ -12,10 +12,11 @@
  * .bin/codex`, installed there once with `npm install --prefix <dir> @openai/codex` (it brings its
  * native binary; the only step that needs the network; never added to this repository).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runCli, spawnServe } from './helpers';
 
 const enabled = process.env.SLUICE_CODEX === '1';
 const d = enabled ? describe : describe.skip;
@@ -67,14 +68,9 @@ function codexTrace(): string {
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
-interface Line {
-  at: number;
-  text: string;
-}
-
 d('Codex CLI through sluice serve --upstream scripted: (offline, Responses wire)', () => {
   let tmp: string | undefined;
-  let gateway: ReturnType<typeof spawn> | undefined;
+  let gateway: ChildProcess | undefined;
   afterAll(() => {
     gateway?.kill('SIGTERM');
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -92,51 +88,20 @@ d('Codex CLI through sluice serve --upstream scripted: (offline, Responses wire)
     fs.writeFileSync(tracePath, codexTrace());
 
     // The gateway as a process, serving the trace.
-    const main = path.resolve(__dirname, '../../src/cli/main.ts');
-    gateway = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', '--upstream', `scripted:${tracePath}`, '--port', '0'], {
-      cwd: path.resolve(__dirname, '../..'),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const gwLines: Line[] = [];
-    let gwErr = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start: ${gwErr}`)), 30_000);
-      gateway!.stderr!.on('data', (c: Buffer) => {
-        gwErr += c.toString();
-        for (const l of c.toString().split('\n')) if (l.trim()) gwLines.push({ at: Date.now(), text: l });
-        const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(gwErr);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-    });
+    const gw = await spawnServe(['--upstream', `scripted:${tracePath}`, '--port', '0']);
+    gateway = gw.child;
+    expect(gw.url).toBeDefined();
+    const url = gw.url!;
     fs.writeFileSync(
       path.join(home, '.codex', 'config.toml'),
       ['model = "m"', 'model_provider = "local"', '[model_providers.local]', 'name = "local"', `base_url = "${url}/v1"`, 'wire_api = "responses"', 'env_key = "LOCAL_KEY"', ''].join('\n'),
     );
 
-    const child = spawn(bin, ['exec', '--json', '--skip-git-repo-check', 'Read hello.txt and tell me the secret word.'], {
+    const { code, lines: out } = await runCli(bin, ['exec', '--json', '--skip-git-repo-check', 'Read hello.txt and tell me the secret word.'], {
       cwd: work,
       env: { PATH: process.env.PATH ?? '', HOME: home, LOCAL_KEY: 'offline-key' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      tag: 'codex',
     });
-    const out: Line[] = [];
-    let buf = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => {
-      buf += c.toString();
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        out.push({ at: Date.now(), text: buf.slice(0, nl) });
-        buf = buf.slice(nl + 1);
-      }
-    });
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    const code = await new Promise<number | null>((res) => child.on('close', res));
-    clearTimeout(killer);
-    if (code !== 0) process.stderr.write(`[codex] exit ${code}\nstdout: ${out.map((l) => l.text).join('\n').slice(0, 3000)}\nstderr: ${err.slice(0, 2000)}\n`);
     expect(code).toBe(0);
 
     const events = out.flatMap((l) => {
@@ -153,7 +118,7 @@ d('Codex CLI through sluice serve --upstream scripted: (offline, Responses wire)
     const answer = events.filter((e) => e.ev.type === 'item.completed' && e.ev.item?.type === 'agent_message').pop();
     expect(answer?.ev.item?.text).toContain('pelican');
     // The gateway logs each request when its stream ends: the first command started before that.
-    const firstEnd = gwLines.find((l) => l.text.includes('"msg":"request"') && l.text.includes('/v1/responses'));
+    const firstEnd = gw.lines.find((l) => l.text.includes('"msg":"request"') && l.text.includes('/v1/responses'));
     expect(firstEnd).toBeDefined();
     const headStartMs = firstEnd!.at - started[0]!.at;
     process.stderr.write(`[codex] first command started ${headStartMs} ms before the first stream ended\n`);

@@ -1,5 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { type ChildProcess, spawn } from 'node:child_process';
 import * as http from 'node:http';
+import * as path from 'node:path';
 import { type Gateway, type GatewayOptions, startGateway } from '../../src/gateway/server';
 import { Logger, type LogSink } from '../../src/gateway/log';
 import { type ScriptedUpstream, type ScriptedUpstreamOptions, startScriptedUpstream } from '../../src/gateway/scripted';
@@ -192,3 +194,83 @@ export const READ_FILE_RESPONSES_TOOL = {
   parameters: READ_FILE_TOOL.input_schema,
   strict: false,
 };
+
+export interface TimedLine {
+  /** Date.now() when the line arrived. */
+  at: number;
+  text: string;
+}
+
+/** Split a stream into lines, each stamped with its arrival time. */
+function timedLines(stream: NodeJS.ReadableStream, into: TimedLine[], onText?: (all: string) => void): void {
+  let buf = '';
+  let all = '';
+  stream.on('data', (c: Buffer) => {
+    const s = c.toString();
+    all += s;
+    buf += s;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      into.push({ at: Date.now(), text: buf.slice(0, nl) });
+      buf = buf.slice(nl + 1);
+    }
+    onText?.(all);
+  });
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** The listening URL, when it started. */
+  url?: string;
+  /** The exit code, when it exited before listening. */
+  code?: number | null;
+  /** stderr so far (when it resolved). */
+  err: string;
+  /** Every stderr line (log lines included), stamped. */
+  lines: TimedLine[];
+}
+
+/** `sluice serve ARGS` as a process (ts-node): resolves once it listens, or when it exits first. */
+export function spawnServe(args: string[]): Promise<ServeProcess> {
+  const main = path.resolve(__dirname, '../../src/cli/main.ts');
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', ...args], {
+    cwd: path.resolve(__dirname, '../..'),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const lines: TimedLine[] = [];
+  return new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`sluice serve did not start; stderr: ${err}`)), 30_000);
+    timedLines(child.stderr!, lines, (all) => {
+      err = all;
+      const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(all);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, err, lines });
+      }
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ child, code, err, lines });
+    });
+  });
+}
+
+/** Run a CLI to its end (killed after `timeoutMs`); stdout lines are stamped as they arrive. */
+export async function runCli(
+  bin: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string>; timeoutMs?: number; tag: string },
+): Promise<{ code: number | null; out: string; lines: TimedLine[]; err: string }> {
+  const child = spawn(bin, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: TimedLine[] = [];
+  let out = '';
+  let err = '';
+  timedLines(child.stdout, lines, (all) => (out = all));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+  const code = await new Promise<number | null>((res) => child.on('close', res));
+  clearTimeout(killer);
+  if (code !== 0) process.stderr.write(`[${opts.tag}] exit ${code}\nstdout: ${out.slice(0, 3000)}\nstderr: ${err.slice(0, 2000)}\n`);
+  return { code, out, lines, err };
+}
