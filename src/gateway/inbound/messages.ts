@@ -277,16 +277,17 @@ export function parseMessagesRequest(body: unknown, opts: { requireMaxTokens?: b
   return req;
 }
 
-/** `thinking: {type: "enabled", budget_tokens}` → reasoning budget; `{type: "disabled"}` / absent → none. */
+/**
+ * `thinking: {type: "enabled", budget_tokens}` → reasoning budget; `{type: "adaptive"}` → medium
+ * effort. Anything else (disabled, absent, shapes this gateway does not know) → no setting, as
+ * before this field was read: it never fails a request.
+ */
 function parseThinking(v: unknown): ReasoningSetting | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!isObj(v)) throw invalidRequest('thinking: expected an object');
-  if (v.type === 'disabled') return undefined;
-  if (v.type !== 'enabled' && v.type !== 'adaptive') throw invalidRequest('thinking.type: must be "enabled" or "disabled"');
+  if (!isObj(v)) return undefined;
   const b = v.budget_tokens;
-  if (b === undefined && v.type === 'adaptive') return { effort: 'medium' };
-  if (typeof b !== 'number' || !Number.isInteger(b) || b < 1) throw invalidRequest('thinking.budget_tokens: expected a positive integer');
-  return { budgetTokens: b };
+  if (v.type === 'enabled' && typeof b === 'number' && Number.isInteger(b) && b >= 1) return { budgetTokens: b };
+  if (v.type === 'adaptive') return { effort: 'medium' };
+  return undefined;
 }
 
 /** Anthropic SSE for one request. */
