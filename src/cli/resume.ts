@@ -46,6 +46,8 @@ export interface ResumeReport extends ReplayReport {
   journal: string;
   /** Journal time when the resume began; the report's times are counted from there. */
   resumedAtMs: number;
+  /** The journal was already committed: the turn was read back, nothing ran. */
+  alreadyCommitted: boolean;
   calls: Array<ReportCall & { resumed?: ResumedHow }>;
 }
 
@@ -177,6 +179,7 @@ export async function run(argv: string[]): Promise<number> {
   const report: ResumeReport = {
     journal: file,
     resumedAtMs: out.resumedAtMs,
+    alreadyCommitted: out.alreadyCommitted,
     format: header.format ?? 'anthropic',
     dispatch: header.earlyStart === 'none' ? 'post-stream' : 'streaming',
     completion: 'inferred',
@@ -215,7 +218,9 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 export function formatResumeReport(r: ResumeReport): string {
-  const head = `resumed ${r.journal} at ${Math.round(r.resumedAtMs).toLocaleString('en-US')} ms (journal time)\n`;
+  const head = r.alreadyCommitted
+    ? `${r.journal}: the turn was already committed; read back, nothing ran\n`
+    : `resumed ${r.journal} at ${Math.round(r.resumedAtMs).toLocaleString('en-US')} ms (journal time)\n`;
   const per = r.calls.filter((c) => c.resumed).map((c) => `  #${c.index} ${(c.name ?? '?').slice(0, 18).padEnd(18)} ${c.resumed}`);
   return head + formatReport(r) + (per.length ? `resumed calls:\n${per.join('\n')}\n` : '');
 }

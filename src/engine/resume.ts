@@ -25,7 +25,7 @@ import { checkHistory, checkTrace } from '../history/check';
 import type { TurnTraceEntry } from '../history/trace';
 import type { InvariantViolation } from '../history/types';
 import { type BeforeRun, recordKey, TurnJournal } from '../journal/journal';
-import { JournalError, type JournalRecord, type ResumedHow } from '../journal/records';
+import type { JournalRecord, ResumedHow } from '../journal/records';
 import { foldJournal, type JournalAttempt, journalTrace } from '../journal/state';
 import type { JournalStore } from '../journal/store';
 import type { StreamEvent } from '../wire/events';
@@ -335,4 +335,3 @@ async function finish(
   return { ...res, resumed, trace, violations, ...how };
 }
 
-export { JournalError };
