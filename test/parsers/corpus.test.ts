@@ -188,6 +188,21 @@ const CORPUS: Record<string, Case[]> = {
         '<｜DSML｜invoke name="b">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
       expected: [...call(0, 'a', { opts: { deep: true } }), ...call(1, 'b', '{}')],
     },
+    {
+      name: 'thinking, then a call whose string value is code with its own whitespace',
+      source:
+        'DeepSeek V4 chat template (<think>…</think>, then the DSML block; string values written as is)',
+      family: 'deepseek-v4',
+      input:
+        '<think>Write the file.</think>\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="write_file">\n' +
+        '<｜DSML｜parameter name="path" string="true">main.py</｜DSML｜parameter>\n' +
+        '<｜DSML｜parameter name="content" string="true">def f():\n    return 1\n</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+      expected: [
+        thinking('Write the file.'),
+        text('\n\n'),
+        ...call(0, 'write_file', { path: 'main.py', content: 'def f():\n    return 1\n' }),
+      ],
+    },
   ],
   'kimi-k2': [
     {
@@ -312,6 +327,14 @@ const CORPUS: Record<string, Case[]> = {
         '<think>Two lookups.</think>\n<TOOLCALL>[{"name": "a", "arguments": {"q": 1}}, {"name": "b", "arguments": {}}]</TOOLCALL>',
       expected: [thinking('Two lookups.'), text('\n'), ...call(0, 'a', '{"q": 1}'), ...call(1, 'b', '{}')],
     },
+    {
+      name: 'answer text before the TOOLCALL block',
+      source: 'Nemotron chat template (assistant content, then <TOOLCALL>[…]</TOOLCALL>)',
+      family: 'nemotron',
+      input:
+        'Let me look that up.\n<TOOLCALL>[{"name": "search", "arguments": {"query": "Nemotron"}}]</TOOLCALL>',
+      expected: [text('Let me look that up.\n'), ...call(0, 'search', '{"query": "Nemotron"}')],
+    },
   ],
   mistral: [
     {
@@ -422,6 +445,19 @@ const CORPUS: Record<string, Case[]> = {
       input:
         '<start_function_call>call:get_current_temperature{location:<escape>London<escape>}<end_function_call>',
       expected: call(0, 'get_current_temperature', { location: 'London' }),
+    },
+    {
+      name: 'two calls, one block each, with a nested object',
+      source:
+        'FunctionGemma chat template (one <start_function_call>…<end_function_call> block per call, <escape> strings)',
+      family: 'functiongemma',
+      input:
+        '<start_function_call>call:set_alarm{time:<escape>07:30<escape>,repeat:{days:[<escape>mon<escape>,<escape>tue<escape>]}}<end_function_call>' +
+        '<start_function_call>call:get_weather{city:<escape>São Paulo<escape>}<end_function_call>',
+      expected: [
+        ...call(0, 'set_alarm', { time: '07:30', repeat: { days: ['mon', 'tue'] } }),
+        ...call(1, 'get_weather', { city: 'São Paulo' }),
+      ],
     },
   ],
 };
