@@ -7,8 +7,8 @@
  *   get_time(timezone="Asia/Tokyo", utc=true)</function_calls>
  *
  * - The calls between the tags are read by batch A's `PythonicParser` (through pythonicBlock.ts,
- *   as a list `[…]` the tags imply), with `true`/`false`/`null` outside strings read as the JSON
- *   literals they are. Identity at `NAME(`, keyword arguments converted to JSON as they stream,
+ *   as a list `[…]` the tags imply), which reads `true`/`false`/`null` outside strings as the
+ *   JSON literals they are. Identity at `NAME(`, keyword arguments converted to JSON as they stream,
  *   `call.complete` at the `)` closing each call.
  * - Reasoning (OLMo 3 Think): `<think>…</think>`; the template opens it in the prompt
  *   (`<|im_start|>assistant\n<think>`): use `startInReasoning`.
@@ -19,7 +19,7 @@
  */
 import { BaseParser, THINK_TAGS } from './core/base';
 import { MarkerSet } from './core/markers';
-import { isIdentStart, JsonLiterals, PythonicBlock } from './pythonicBlock';
+import { isIdentStart, PythonicBlock } from './pythonicBlock';
 import type { ParserOptions } from './types';
 
 const OPEN = '<function_calls>';
@@ -57,10 +57,11 @@ export class Olmo3Parser extends BaseParser {
       if (!isIdentStart(this.buf.charCodeAt(this.pos))) return this.literal();
       this.lit = '';
       this.confirmMarkup();
-      this.block = new PythonicBlock(
-        { em: this.em, text: (t) => this.emitText(t), warn: (c, m) => this.warn(c, m) },
-        new JsonLiterals(),
-      );
+      this.block = new PythonicBlock({
+        em: this.em,
+        text: (t) => this.emitText(t),
+        warn: (c, m) => this.warn(c, m),
+      });
       this.block.push('[');
       this.mode = BODY;
       return true;

@@ -9,7 +9,8 @@
  * - Identity when a call's `NAME(` is read; its keyword arguments are converted to a JSON object
  *   as they stream (`{"city":` when `city=` is read, strings character by character); Python
  *   literals become JSON: single- or double-quoted strings (with Python escapes), `True`/`False`/
- *   `None`, numbers, lists, tuples (as arrays), dicts; any other bare word becomes a string.
+ *   `None` and JSON's bare `true`/`false`/`null` (templates that render values with `tojson`),
+ *   numbers, lists, tuples (as arrays), dicts; any other bare word becomes a string.
  * - `call.complete` at the `)` closing each call, so the first call of a list is released before
  *   the next one is written. `]` ends the list; `<|python_end|>`, `<|eom|>`, `<|eot|>`,
  *   `<|eom_id|>`, `<|eot_id|>` are removed.
@@ -45,7 +46,8 @@ const STRING_PREFIX = /^[rRbBuUfF]{1,2}$/;
 const parenSet = new MarkerSet(['(']);
 const eqSet = new MarkerSet(['=']);
 
-const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+/** A character that can start a Python name. */
+export const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isIdent = (c: number): boolean => isIdentStart(c) || (c >= 48 && c <= 57) || c === 46;
 
 /** Whether `s` from `i` starts a call list: ws* `[` ws* NAME `(`. The index of `[`, or undecided / no. */
@@ -233,9 +235,10 @@ export class PyValue {
       this.emit(JSON.stringify(t));
       return;
     }
-    if (t === 'True') this.emit('true');
-    else if (t === 'False') this.emit('false');
-    else if (t === 'None') this.emit('null');
+    // Python's literals, and JSON's as templates that write values with `tojson` produce them.
+    if (t === 'True' || t === 'true') this.emit('true');
+    else if (t === 'False' || t === 'false') this.emit('false');
+    else if (t === 'None' || t === 'null') this.emit('null');
     else if (NUMBER_RE.test(t)) {
       const n = Number(t.replace(/_/g, ''));
       this.emit(Number.isFinite(n) ? JSON.stringify(n) : JSON.stringify(t));

@@ -4,13 +4,11 @@
  * the text between the markers is fed to a private instance, whose calls are renumbered into the
  * family's stream. Its completion evidence (the `)` closing each call) carries over.
  *
- * `JsonLiterals` translates `true`/`false`/`null` written outside strings to `True`/`False`/`None`
- * on the way in, for templates that write values with `tojson` (OLMo 3): `PythonicParser` reads
- * other bare words as strings.
+ * Values written with `tojson` (OLMo 3: `true`/`false`/`null`) are read by `PythonicParser` itself.
  */
 import type { StreamEvent } from '../wire/events';
 import type { Emitter } from './core/emitter';
-import { PythonicParser } from './pythonic';
+import { isIdentStart, PythonicParser } from './pythonic';
 
 export interface BlockTarget {
   em: Emitter;
@@ -18,88 +16,21 @@ export interface BlockTarget {
   warn(code: string, message: string): void;
 }
 
-const PY_NAMES: Readonly<Record<string, string>> = { true: 'True', false: 'False', null: 'None' };
-
-/** A character that can start a Python name. */
-export const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-const isIdent = (c: number): boolean => isIdentStart(c) || (c >= 48 && c <= 57);
-
-/** Streaming `true`/`false`/`null` → `True`/`False`/`None` outside quoted strings (O(1) per character). */
-export class JsonLiterals {
-  private quote = 0;
-  private esc = false;
-  /** An identifier run cut by the end of a piece (at most a few characters of a name). */
-  private word = '';
-
-  push(s: string): string {
-    let out = '';
-    let from = 0;
-    let i = 0;
-    if (this.word !== '') {
-      while (i < s.length && isIdent(s.charCodeAt(i))) i++;
-      if (i === s.length) {
-        this.word += s;
-        return '';
-      }
-      out = this.map(this.word + s.slice(0, i));
-      this.word = '';
-      from = i;
-    }
-    for (; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (this.quote !== 0) {
-        if (this.esc) this.esc = false;
-        else if (c === 92 /* \ */) this.esc = true;
-        else if (c === this.quote) this.quote = 0;
-        continue;
-      }
-      if (c === 34 || c === 39) {
-        this.quote = c;
-        continue;
-      }
-      if (!isIdentStart(c)) continue;
-      let j = i + 1;
-      while (j < s.length && isIdent(s.charCodeAt(j))) j++;
-      out += s.slice(from, i);
-      if (j === s.length) {
-        this.word = s.slice(i);
-        return out;
-      }
-      out += this.map(s.slice(i, j));
-      from = j;
-      i = j - 1;
-    }
-    return out + s.slice(from);
-  }
-
-  end(): string {
-    const w = this.word;
-    this.word = '';
-    return w === '' ? '' : this.map(w);
-  }
-
-  private map(w: string): string {
-    return PY_NAMES[w] ?? w;
-  }
-}
+export { isIdentStart };
 
 export class PythonicBlock {
   private readonly sub = new PythonicParser();
   private readonly indices = new Map<number, number>();
 
-  constructor(
-    private readonly t: BlockTarget,
-    private readonly literals: JsonLiterals | null = null,
-  ) {}
+  constructor(private readonly t: BlockTarget) {}
 
   push(s: string): void {
-    this.relay(this.sub.push(this.literals === null ? s : this.literals.push(s)));
+    this.relay(this.sub.push(s));
   }
 
   /** The block's closing marker: `suffix` (a `]` the markers imply) and the end of the list. */
   close(suffix = ''): void {
-    const rest = (this.literals?.end() ?? '') + suffix;
-    if (rest !== '') this.relay(this.sub.push(rest));
+    if (suffix !== '') this.relay(this.sub.push(suffix));
     this.relay(this.sub.end());
   }
 
