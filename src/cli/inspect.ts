@@ -1,5 +1,8 @@
 import * as fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import * as http from 'node:http';
 import * as net from 'node:net';
+import { exposure, isLoopback } from '../gateway/auth';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { UsageError } from './args';
 
@@ -27,6 +30,11 @@ export interface InspectionOptions {
   logFile?: string;
   /** Relay port for --inspect (default SLUICE_INSPECT_PORT or 8080, the inspector's own default). */
   port?: number;
+  /**
+   * Relay bind address (`--inspect-host`, SLUICE_INSPECT_HOST). Default 127.0.0.1: only this
+   * machine can watch. Anything else prints a warning naming the exposure.
+   */
+  host?: string;
   /** Keep argument/result contents (default: redacted). */
   contents?: boolean;
   /** Where to print the relay URL and problems. */
@@ -131,8 +139,19 @@ interface InspectModule {
   ): StatelyInspector;
   createWebSocketInspector(options: Record<string, unknown>): StatelyInspector;
 }
-interface InspectServerModule {
-  createInspectorServer(options?: { port?: number; url?: string; autoOpen?: boolean }): { stop(): void };
+/** The parts of `ws` (a dependency of @statelyai/inspect) the relay uses. */
+interface WsSocket {
+  readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  on(event: 'message', fn: (data: unknown) => void): void;
+  on(event: 'close', fn: () => void): void;
+}
+interface WsModule {
+  WebSocketServer: new (opts: { server: http.Server }) => {
+    on(event: 'connection', fn: (ws: WsSocket, req: http.IncomingMessage) => void): void;
+    close(): void;
+  };
 }
 
 async function load<T>(spec: string): Promise<T> {
@@ -151,7 +170,7 @@ async function load<T>(spec: string): Promise<T> {
 }
 
 /** The relay cannot report a busy port itself (it would crash later): check first. */
-function ensurePortFree(port: number): Promise<void> {
+function ensurePortFree(port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
@@ -161,7 +180,7 @@ function ensurePortFree(port: number): Promise<void> {
         ),
       ),
     );
-    probe.listen(port, () => probe.close(() => resolve()));
+    probe.listen(port, host, () => probe.close(() => resolve()));
   });
 }
 
@@ -190,13 +209,16 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
   }
   if (opts.inspect) {
     const port = opts.port ?? (Number(process.env.SLUICE_INSPECT_PORT) || 8080);
-    await ensurePortFree(port);
-    const srv = await load<InspectServerModule>('@statelyai/inspect/server');
-    server = srv.createInspectorServer({ port, autoOpen: false });
-    inspectors.push(mod.createWebSocketInspector({ url: `ws://localhost:${port}`, ...inspectorOptions }));
-    write(
-      `inspector relay: open http://localhost:${port} in a browser (the page embeds stately.ai/inspect)\n`,
-    );
+    const host = opts.host ?? (process.env.SLUICE_INSPECT_HOST || '127.0.0.1');
+    await ensurePortFree(port, host);
+    const relay = await startRelay(port, host);
+    server = relay;
+    inspectors.push(mod.createWebSocketInspector({ url: relay.sourceUrl, ...inspectorOptions }));
+    if (!isLoopback(host))
+      write(
+        `warning: --inspect-host ${host} exposes the inspector relay (call names, states, sizes${contents ? ', and with --inspect-contents arguments and results' : ''}) to ${exposure(host)}; anyone with the URL below can watch\n`,
+      );
+    write(`inspector relay: open ${relay.viewerUrl} in a browser (the page embeds stately.ai/inspect)\n`);
   }
 
   return {
@@ -230,4 +252,84 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
 export function attachInspection(actor: AnyActorRef, observer: (e: InspectionEvent) => void): void {
   observer({ type: '@xstate.actor', actorRef: actor, rootId: actor.sessionId });
   actor.system.inspect(observer);
+}
+
+/** The inspector page: the Stately inspector in an iframe, fed from the relay's websocket. */
+function viewerPage(): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>sluice inspector</title>
+<style>html,body,iframe{margin:0;border:0;width:100%;height:100%}</style></head>
+<body><iframe id="ui" src="https://stately.ai/inspect"></iframe><script>
+const ui = document.getElementById('ui');
+const queue = [];
+let ready = false;
+addEventListener('message', (e) => {
+  if (e.data && e.data.type === '@statelyai.connected') { ready = true; queue.splice(0).forEach((m) => ui.contentWindow.postMessage(m, '*')); }
+});
+const ws = new WebSocket('ws://' + location.host + '/' + location.search);
+ws.onmessage = (e) => { const m = JSON.parse(e.data); if (ready) ui.contentWindow.postMessage(m, '*'); else queue.push(m); };
+</script></body></html>`;
+}
+
+/**
+ * The inspection relay (replaces @statelyai/inspect's `createInspectorServer`, which listens on
+ * every interface, replays to anyone and rebroadcasts what any client sends):
+ * - binds `host` (loopback by default);
+ * - every connection needs the random token of this run (`?token=…` in the printed URL);
+ * - only this process (role `source`, its own token) may send events; viewers only receive;
+ * - the last 200 events are replayed to viewers that join late.
+ */
+async function startRelay(
+  port: number,
+  host: string,
+): Promise<{ sourceUrl: string; viewerUrl: string; stop(): void }> {
+  const ws = await load<WsModule>('ws');
+  const viewerToken = randomBytes(16).toString('hex');
+  const sourceToken = randomBytes(16).toString('hex');
+  const httpServer = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://relay');
+    if (u.searchParams.get('token') !== viewerToken) {
+      res.writeHead(403, { 'content-type': 'text/plain' });
+      res.end('sluice inspector relay: open the URL printed by sluice (it carries an access token)\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(viewerPage());
+  });
+  const wss = new ws.WebSocketServer({ server: httpServer });
+  const recent: string[] = [];
+  const viewers = new Set<WsSocket>();
+  wss.on('connection', (sock, req) => {
+    const u = new URL(req.url ?? '/', 'http://relay');
+    const token = u.searchParams.get('token');
+    if (token === sourceToken) {
+      sock.on('message', (data) => {
+        const msg = String(data);
+        recent.push(msg);
+        if (recent.length > 200) recent.shift();
+        for (const v of viewers) if (v.readyState === 1) v.send(msg);
+      });
+      return;
+    }
+    if (token !== viewerToken) {
+      sock.close(1008, 'token required');
+      return;
+    }
+    viewers.add(sock);
+    for (const m of recent) sock.send(m);
+    sock.on('close', () => viewers.delete(sock));
+  });
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(port, host, () => resolve());
+  });
+  const shown = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : shown;
+  return {
+    sourceUrl: `ws://${local}:${port}/?token=${sourceToken}`,
+    viewerUrl: `http://${shown}:${port}/?token=${viewerToken}`,
+    stop: () => {
+      wss.close();
+      httpServer.close();
+    },
+  };
 }

@@ -5,6 +5,7 @@ export const INSPECT_FLAGS = {
   inspect: { type: 'boolean' },
   'inspect-log': { type: 'string' },
   'inspect-contents': { type: 'boolean' },
+  'inspect-host': { type: 'string' },
 } as const;
 
 /**
@@ -22,6 +23,7 @@ export async function inspectionFromFlags(
     inspect: flags.inspect === true,
     logFile,
     contents: flags['inspect-contents'] === true,
+    ...(typeof flags['inspect-host'] === 'string' ? { host: flags['inspect-host'] } : {}),
     write,
   });
 }

@@ -4,6 +4,7 @@ import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
  * Flags override environment variables; see HELP.
  */
 import { loadTextAdapterFactory, startGateway, type GatewayOptions } from '../gateway/server';
+import { exposure, isLoopback, parseApiKeys } from '../gateway/auth';
 import { Logger, LOG_LEVELS, type LogLevel } from '../gateway/log';
 import { parseModelMap } from '../gateway/translate';
 import type { UpstreamFormatName } from '../gateway/upstream/types';
@@ -42,9 +43,14 @@ Options (each has an environment variable; the flag wins):
                             model) or drop (left out, with a text marker saying so). Both log
                             malformed_call at warn                        [SLUICE_MALFORMED_CALLS]
   --port N                  listen port (default 8787; 0 = any free port) [SLUICE_PORT]
-  --host ADDR               bind address (default 127.0.0.1, loopback only; 0.0.0.0 exposes the
-                            gateway to the network — it has no client authentication)
+  --host ADDR               bind address (default 127.0.0.1, loopback only). Any other address
+                            exposes the gateway and needs --api-key (or --no-auth)
                                                                           [SLUICE_HOST]
+  --api-key KEY             client API key(s), comma-separated; clients send x-api-key or
+                            Authorization: Bearer; others get 401. With it the client's key is
+                            never forwarded to the backend                [SLUICE_API_KEY]
+  --no-auth                 allow a non-loopback --host without client keys (warned)
+                                                                          [SLUICE_NO_AUTH=1]
   --model NAME              backend model for every request not matched by --model-map
                             (default: the client's model name is passed through)
                                                                           [SLUICE_MODEL]
@@ -80,6 +86,24 @@ Options (each has an environment variable; the flag wins):
   --strict-stop-reason      map a backend "stop" finish to end_turn even when tool_use blocks
                             were sent (default: tool_use in that case, for backends that end
                             tool-calling turns with "stop")               [SLUICE_STRICT_STOP_REASON=1]
+  --max-connections N       open client connections (default 1024); at the cap the longest-idle
+                            connection is closed, and when all are busy new ones get 503
+                                                                          [SLUICE_MAX_CONNECTIONS]
+  --headers-timeout MS      a client's request line and headers (default 30000)
+                                                                          [SLUICE_HEADERS_TIMEOUT_MS]
+  --body-timeout MS         a client's whole request, body included; 408 after (default 120000)
+                                                                          [SLUICE_BODY_TIMEOUT_MS]
+  --keep-alive-timeout MS   idle keep-alive client connections close after (default 5000)
+                                                                          [SLUICE_KEEP_ALIVE_TIMEOUT_MS]
+  --request-deadline MS     one model request from arrival to its last byte; then it ends with
+                            timeout_error (default 1800000 = 30 min)     [SLUICE_REQUEST_DEADLINE_MS]
+  --drain-timeout MS        on SIGTERM/SIGINT: streams in flight get this long to finish, then
+                            end with an overloaded_error event (default 30000)
+                                                                          [SLUICE_DRAIN_TIMEOUT_MS]
+  --max-json-depth N        deepest JSON nesting in a request body (default 128); deeper is 400
+                                                                          [SLUICE_MAX_JSON_DEPTH]
+  --max-output-tokens N     largest max_tokens accepted (default 1048576); larger is 400
+                                                                          [SLUICE_MAX_OUTPUT_TOKENS]
   --log-level L             debug | info (default) | warn | error | silent. Logs are JSON lines
                             on stderr with ids, names, counts and timings — never message
                             text, tool arguments or results              [SLUICE_LOG_LEVEL]
@@ -87,6 +111,10 @@ Options (each has an environment variable; the flag wins):
                             websocket relay, port SLUICE_INSPECT_PORT or 8080)
   --inspect-log FILE        record XState inspection events as JSONL (contents redacted)
   --inspect-contents        keep argument and result contents in inspection events
+  --inspect-host ADDR       relay bind address (default 127.0.0.1; anything else is warned)
+                                                                          [SLUICE_INSPECT_HOST]
+  Operations: GET /metrics (Prometheus; needs the key when --api-key is set), GET /livez (also
+  /health), GET /readyz (503 while draining). See docs/gateway.md "Operations".
   --help                    this text
 
 Point a client at it:  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=dummy claude
@@ -102,6 +130,16 @@ export const SPEC: Record<string, FlagSpec> = {
   upstream: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
+  'api-key': { type: 'string' },
+  'no-auth': { type: 'boolean' },
+  'max-connections': { type: 'string' },
+  'headers-timeout': { type: 'string' },
+  'body-timeout': { type: 'string' },
+  'keep-alive-timeout': { type: 'string' },
+  'request-deadline': { type: 'string' },
+  'drain-timeout': { type: 'string' },
+  'max-json-depth': { type: 'string' },
+  'max-output-tokens': { type: 'string' },
   model: { type: 'string' },
   'model-map': { type: 'string' },
   'upstream-api-key': { type: 'string' },
@@ -127,6 +165,15 @@ export const ENV: Record<string, string> = {
   upstream: 'SLUICE_UPSTREAM_URL',
   port: 'SLUICE_PORT',
   host: 'SLUICE_HOST',
+  'api-key': 'SLUICE_API_KEY',
+  'max-connections': 'SLUICE_MAX_CONNECTIONS',
+  'headers-timeout': 'SLUICE_HEADERS_TIMEOUT_MS',
+  'body-timeout': 'SLUICE_BODY_TIMEOUT_MS',
+  'keep-alive-timeout': 'SLUICE_KEEP_ALIVE_TIMEOUT_MS',
+  'request-deadline': 'SLUICE_REQUEST_DEADLINE_MS',
+  'drain-timeout': 'SLUICE_DRAIN_TIMEOUT_MS',
+  'max-json-depth': 'SLUICE_MAX_JSON_DEPTH',
+  'max-output-tokens': 'SLUICE_MAX_OUTPUT_TOKENS',
   model: 'SLUICE_MODEL',
   'model-map': 'SLUICE_MODEL_MAP',
   'upstream-api-key': 'SLUICE_UPSTREAM_API_KEY',
@@ -228,6 +275,30 @@ export function optionsFrom(
   if (mtf !== undefined) options.maxTokensField = mtf as GatewayOptions['maxTokensField'];
   const sm = get('system-messages');
   if (sm !== undefined) options.systemMessages = sm as GatewayOptions['systemMessages'];
+  const keys = parseApiKeys(get('api-key'));
+  if (keys.length > 0) options.apiKeys = keys;
+  const noAuthEnv = env.SLUICE_NO_AUTH;
+  if (flags['no-auth'] === true || noAuthEnv === '1' || noAuthEnv === 'true') options.noAuth = true;
+  const positive = (name: string): number | undefined => {
+    const v = num(name);
+    if (v !== undefined && (!Number.isInteger(v) || v < 1)) throw new UsageError(`--${name} must be a positive integer`);
+    return v;
+  };
+  type NumericLimit = 'maxConnections' | 'headersTimeoutMs' | 'bodyTimeoutMs' | 'keepAliveTimeoutMs' | 'requestDeadlineMs' | 'drainTimeoutMs' | 'maxJsonDepth' | 'maxOutputTokens';
+  const hygiene: [string, NumericLimit][] = [
+    ['max-connections', 'maxConnections'],
+    ['headers-timeout', 'headersTimeoutMs'],
+    ['body-timeout', 'bodyTimeoutMs'],
+    ['keep-alive-timeout', 'keepAliveTimeoutMs'],
+    ['request-deadline', 'requestDeadlineMs'],
+    ['drain-timeout', 'drainTimeoutMs'],
+    ['max-json-depth', 'maxJsonDepth'],
+    ['max-output-tokens', 'maxOutputTokens'],
+  ];
+  for (const [flag, key] of hygiene) {
+    const v = positive(flag);
+    if (v !== undefined) options[key] = v;
+  }
   const strictEnv = env.SLUICE_STRICT_STOP_REASON;
   if (flags['strict-stop-reason'] === true || strictEnv === '1' || strictEnv === 'true')
     options.toolUseOnStop = false;
@@ -289,6 +360,12 @@ export async function run(argv: string[]): Promise<number> {
     }
     options.textAdapter = factory;
   }
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopback(host) && level !== 'silent')
+    process.stderr.write(
+      `sluice serve: warning: --host ${host} exposes the gateway to ${exposure(host)}` +
+        (options.apiKeys ? ' (client API keys required)\n' : options.noAuth ? ' WITHOUT client authentication (--no-auth)\n' : '\n'),
+    );
   let gw;
   try {
     gw = await startGateway(options);
@@ -297,8 +374,11 @@ export async function run(argv: string[]): Promise<number> {
     await backend?.upstream.close();
     return 1;
   }
+  const bound = gw.server.address();
   logger.info('listening', {
     url: gw.url,
+    ...(bound && typeof bound === 'object' ? { address: bound.address, port: bound.port } : {}),
+    auth: options.apiKeys ? `${options.apiKeys.length} key${options.apiKeys.length > 1 ? 's' : ''}` : 'off',
     upstream: safeUrl(options.upstream),
     upstreamFormat: options.upstreamFormat ?? 'inferred',
     format: options.format ?? 'default',
@@ -319,8 +399,16 @@ export async function run(argv: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  logger.info('stopping', {});
-  await gw.close();
+  // Graceful: readiness off, stop accepting, streams in flight finish (up to --drain-timeout), the
+  // rest end with an error event. A second signal stops at once.
+  logger.info('stopping', { active: gw.active() });
+  const now = (): void => void gw.close();
+  process.once('SIGINT', now);
+  process.once('SIGTERM', now);
+  const ended = await gw.drain();
+  process.off('SIGINT', now);
+  process.off('SIGTERM', now);
+  logger.info('stopped', { endedByShutdown: ended });
   await backend?.upstream.close();
   await inspection?.close();
   return 0;

@@ -51,6 +51,37 @@ export function statusToErrorType(status: number): AnthropicErrorType {
   return 'api_error';
 }
 
+const ANTHROPIC_TYPES = new Set<string>([
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'conflict_error',
+  'request_too_large',
+  'rate_limit_error',
+  'api_error',
+  'overloaded_error',
+  'timeout_error',
+]);
+
+/**
+ * A backend's error type (an OpenAI-style error chunk, an engine limit) → the Anthropic error type
+ * an Anthropic client understands. Anthropic types pass through; `server_error` and anything
+ * unknown become `api_error`.
+ */
+export function toAnthropicErrorType(type: string): AnthropicErrorType {
+  if (ANTHROPIC_TYPES.has(type)) return type as AnthropicErrorType;
+  const t = type.toLowerCase();
+  if (/rate_limit|quota|too_many_requests/.test(t)) return 'rate_limit_error';
+  if (/overload|unavailable|capacity/.test(t)) return 'overloaded_error';
+  if (/timeout|timed_out|deadline/.test(t)) return 'timeout_error';
+  if (/auth|api_key/.test(t)) return 'authentication_error';
+  if (/permission|forbidden/.test(t)) return 'permission_error';
+  if (/not_found|model_not_found/.test(t)) return 'not_found_error';
+  if (/context_length|invalid|bad_request/.test(t)) return 'invalid_request_error';
+  return 'api_error';
+}
+
 /** The HTTP status the gateway uses for an error type it raises itself. */
 export function errorTypeToStatus(type: string): number {
   switch (type) {

@@ -30,7 +30,10 @@ import type { OutputEvent } from '../release/output';
 import type { StreamEvent, WireFormat } from '../wire/events';
 import type { StreamReader } from '../wire/index';
 import { type CanonicalRequest, estimateInputTokens, mapModel, type ModelMapping, singleToolRequested, type ToolParam } from './canonical';
-import { invalidRequest } from './errors';
+import { GatewayError, invalidRequest, toAnthropicErrorType } from './errors';
+import { checkUpstreamContentType, IdleTimer, sseProgress, StreamFence } from './hygiene';
+import type { GatewayMetrics } from './metrics';
+import { type Drain, SHUTDOWN_MESSAGE } from './shutdown';
 import type { InboundApi, InboundEncodeOptions, InboundStream } from './inbound/types';
 import type { Logger } from './log';
 import type { UpstreamBodyOptions, UpstreamFormat } from './upstream/types';
@@ -66,6 +69,13 @@ export interface ExchangeContext {
   idGenerator?: IdGenerator;
   /** True once the gateway is closing (for the log's outcome). */
   closing(): boolean;
+  /** Operations (metrics.ts, shutdown.ts, hygiene.ts); each optional for embedders of runExchange. */
+  metrics?: GatewayMetrics;
+  drain?: Drain;
+  /** One request from start to its last byte; then it ends with timeout_error. */
+  requestDeadlineMs?: number;
+  /** False when gateway auth consumed the client's key: it must not reach the backend. Default true. */
+  forwardClientKey?: boolean;
 }
 
 interface ExchangeStats {
@@ -190,26 +200,52 @@ export async function runExchange(
   res.on('close', onClose);
   if (req.socket.destroyed) onClose();
 
+  // Graceful shutdown: before the commit point the drain deadline aborts the backend request and
+  // the client gets 503; after it, `endForShutdown` (set below) writes one error event.
+  let shutdownEnded = false;
+  let endForShutdown: ((message: string) => void) | undefined;
+  const unregister = ctx.drain?.register((message) => {
+    shutdownEnded = true;
+    if (endForShutdown) endForShutdown(message);
+    else ac.abort();
+  });
+  try {
+    await exchangeBody();
+  } finally {
+    unregister?.();
+  }
+
+  async function exchangeBody(): Promise<void> {
   let upRes: http.IncomingMessage;
   try {
     upRes = await ctx.upstream.open(upstreamBody, {
       signal: ac.signal,
       url: upstreamUrl,
-      clientAuth: clientKey(req),
+      clientAuth: ctx.forwardClientKey === false ? undefined : clientKey(req),
       auth: ctx.upstreamFormat.authHeaders,
     });
   } catch (err) {
     if (err instanceof Error && err.name === 'AbortError') {
+      if (shutdownEnded && !clientGone) throw new GatewayError(503, SHUTDOWN_MESSAGE, 'overloaded_error');
       logger.info('request', { ...base, status: 499, outcome: ctx.closing() ? 'shutdown' : 'client_disconnect', durationMs: ms(performance.now() - t0) });
       return;
     }
+    if (err instanceof GatewayError) ctx.metrics?.upstreamError(err.type);
     throw err;
   }
   const status = upRes.statusCode ?? 502;
   if (status < 200 || status >= 300) {
     const ge = await ctx.upstream.errorFrom(upRes);
     logger.warn('upstream_error', { reqId, upstreamStatus: status });
+    ctx.metrics?.upstreamError(ge.type);
     throw ge;
+  }
+  const notSse = checkUpstreamContentType(upRes);
+  if (notSse) {
+    upRes.destroy();
+    logger.warn('upstream_error', { reqId, upstreamStatus: status, contentType: String(upRes.headers['content-type'] ?? '').slice(0, 80) });
+    ctx.metrics?.upstreamError('not_event_stream');
+    throw notSse;
   }
 
   const stats: ExchangeStats = { toolUses: 0, malformed: 0, warnings: 0 };
@@ -220,6 +256,7 @@ export async function runExchange(
     completion: ctx.completion,
     inspect: ctx.inspect,
   });
+  ctx.metrics?.observeTurn(ctrl.events);
   const notes = new CallNotes();
   // A single-tool request keeps the drop rule: a valid sibling must not lose its one slot to a broken call.
   const malformedMode: MalformedCallMode = singleToolRequested(creq) ? 'drop' : ctx.malformedCalls;
@@ -239,6 +276,7 @@ export async function runExchange(
       terminal();
     } else if (e.type === 'error') {
       stats.errorType = e.error.type;
+      if (!shutdownEnded) ctx.metrics?.upstreamError(e.error.type);
       terminal();
     }
   };
@@ -248,6 +286,9 @@ export async function runExchange(
   const collected: OutputEvent[] = [];
   let pendingOut = '';
   let lastWrite = performance.now();
+  // Assigned once the backend stream is wired below; `flush` (used before that) must see it.
+  // eslint-disable-next-line prefer-const -- a closure above reads it before its assignment
+  let idle: IdleTimer | undefined;
   const flush = (): void => {
     if (!enc || pendingOut.length === 0) return;
     const text = pendingOut;
@@ -255,9 +296,14 @@ export async function runExchange(
     if (res.destroyed || clientGone) return;
     lastWrite = performance.now();
     if (!res.write(text) && !upRes.isPaused()) {
-      // Backpressure: stop reading the backend until the client drains.
+      // Backpressure: stop reading the backend until the client drains; the idle clock stops too
+      // (a slow reader is not a silent backend).
       upRes.pause();
-      res.once('drain', () => upRes.resume());
+      idle?.pause();
+      res.once('drain', () => {
+        idle?.resume();
+        upRes.resume();
+      });
     }
   };
   if (enc) {
@@ -270,7 +316,9 @@ export async function runExchange(
     pendingOut += enc.start();
     flush();
   }
-  const emit = (e: OutputEvent): void => {
+  const emit = (e0: OutputEvent): void => {
+    // Anthropic clients get Anthropic error types (a backend's `server_error` is an `api_error`).
+    const e: OutputEvent = e0.type === 'error' && api.name === 'messages' ? { ...e0, error: { ...e0.error, type: toAnthropicErrorType(e0.error.type) } } : e0;
     track(e);
     if (enc) pendingOut += enc.push(e);
     else collected.push(e);
@@ -304,8 +352,11 @@ export async function runExchange(
 
   // ---- backend bytes → events → controller
   const reader = ctx.newReader(creq.tools ?? []);
+  const fence = new StreamFence();
   let upstreamDone = false;
-  const feed = (evs: StreamEvent[]): void => {
+  const feed = (evs0: StreamEvent[]): void => {
+    // A call that begins after the backend's finish (or after [DONE]) is not another block.
+    const evs = fence.filter(evs0);
     for (let i = 0; i < evs.length; i++) {
       const ev = evs[i]!;
       if (ev.type === 'call.fragment' || ev.type === 'call.identity') notes.see(ev);
@@ -318,21 +369,30 @@ export async function runExchange(
     ctrl.feed({ type: 'stream.error', error: { type, message }, retryable: false });
     flush();
   };
-  let idleTimer: NodeJS.Timeout | undefined;
-  const armIdle = (): void => {
-    if (idleTimer) clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => {
-      fail('timeout_error', `upstream sent nothing for ${ctx.idleTimeoutMs} ms`);
-      upRes.destroy();
-    }, ctx.idleTimeoutMs);
+  // Idle: re-armed only by bytes that are more than SSE comments; paused during backpressure.
+  idle = new IdleTimer(ctx.idleTimeoutMs, () => {
+    fail('timeout_error', `upstream sent nothing for ${ctx.idleTimeoutMs} ms`);
+    upRes.destroy();
+  });
+  // Overall deadline: a backend that keeps sending forever cannot hold a slot forever.
+  const deadlineMs = ctx.requestDeadlineMs;
+  const deadline =
+    deadlineMs !== undefined && deadlineMs > 0
+      ? setTimeout(() => {
+          fail('timeout_error', `request deadline of ${deadlineMs} ms reached`);
+          upRes.destroy();
+        }, Math.max(1, deadlineMs - (performance.now() - t0)))
+      : undefined;
+  endForShutdown = (message) => {
+    fail('overloaded_error', message);
+    upRes.destroy();
   };
-  armIdle();
   const isJson = /application\/json/i.test(String(upRes.headers['content-type'] ?? ''));
   const jsonParts: Buffer[] = [];
   let jsonSize = 0;
   upRes.on('data', (chunk: Buffer) => {
     if (upstreamDone) return;
-    armIdle();
+    if (isJson || sseProgress(chunk)) idle?.touch();
     stats.firstByteMs ??= ms(performance.now() - t0);
     if (isJson) {
       if (jsonSize < ctx.maxBodyBytes) jsonParts.push(chunk);
@@ -383,7 +443,9 @@ export async function runExchange(
     else ac.signal.addEventListener('abort', () => r(), { once: true });
   });
   await Promise.race([terminated, gone, ctrl.done.then(() => undefined)]);
-  if (idleTimer) clearTimeout(idleTimer);
+  idle.stop();
+  if (deadline) clearTimeout(deadline);
+  endForShutdown = undefined;
   if (pingTimer) clearInterval(pingTimer);
   if (!upRes.complete) upRes.destroy();
 
@@ -424,6 +486,7 @@ export async function runExchange(
     ...(answer.status === 200 ? { inputTokensEstimate: estimate } : {}),
     durationMs: ms(performance.now() - t0),
   });
+  }
 }
 
 function statFields(s: ExchangeStats): Record<string, unknown> {

@@ -240,3 +240,47 @@ export function checkUpstreamContentType(res: http.IncomingMessage): GatewayErro
   const shown = ct.split(';')[0]!.trim().slice(0, 80);
   return new GatewayError(502, `upstream: answered 2xx with content-type ${shown}, not an event stream`, 'api_error');
 }
+
+/**
+ * True when a chunk of backend SSE bytes carries something other than comment lines (`: …`) and
+ * blank lines — i.e. progress for the idle timer. Scans only until the first such line.
+ */
+export function sseProgress(chunk: Buffer): boolean {
+  let lineStart = true;
+  let comment = false;
+  for (let i = 0; i < chunk.length; i++) {
+    const b = chunk[i]!;
+    if (b === 0x0a || b === 0x0d) {
+      lineStart = true;
+      comment = false;
+      continue;
+    }
+    if (lineStart) {
+      lineStart = false;
+      if (b === 0x3a /* : */) {
+        comment = true;
+        continue;
+      }
+      return true;
+    }
+    if (!comment) return true;
+  }
+  return false;
+}
+
+/**
+ * The raw answer for a client-side protocol error (Node's `clientError`): 408 when the request did
+ * not arrive within the header/body timeout, 431 for oversized headers, 400 otherwise; the body is
+ * an Anthropic-shaped error and the connection closes.
+ */
+export function clientErrorResponse(err: NodeJS.ErrnoException): string {
+  const code = err.code ?? '';
+  const [status, reason, type, message] =
+    code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'ERR_HTTP_HEADERS_TIMEOUT'
+      ? [408, 'Request Timeout', 'timeout_error', 'the request did not arrive within the gateway\'s timeout']
+      : code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'invalid_request_error', 'request headers are too large']
+        : [400, 'Bad Request', 'invalid_request_error', 'malformed HTTP request'];
+  const body = JSON.stringify({ type: 'error', error: { type, message } });
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}

@@ -29,7 +29,12 @@ import { chatApi } from './inbound/chat';
 import { messagesApi, parseMessagesRequest } from './inbound/messages';
 import { responsesApi } from './inbound/responses';
 import type { InboundApi } from './inbound/types';
+import { authenticate, resolveAuth } from './auth';
+import { clientErrorResponse, guardConnections, HYGIENE_DEFAULTS, type HygieneLimits, httpServerOptions, Slots } from './hygiene';
 import { Logger } from './log';
+import { GatewayMetrics } from './metrics';
+import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
+import { checkNesting, REQUEST_LIMIT_DEFAULTS, validateMessagesBody } from './validate';
 import { UpstreamClient } from './upstream';
 import { upstreamFormatFor } from './upstream/index';
 import type { UpstreamFormatName } from './upstream/types';
@@ -91,6 +96,28 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Id minting for msg_/toolu_ ids (deterministic tests). */
   idGenerator?: AnthropicEncodeOptions['idGenerator'];
+  /** Client API keys (`x-api-key` or `Authorization: Bearer`). Required for a non-loopback host unless `noAuth`. */
+  apiKeys?: string[];
+  /** Run a non-loopback bind without client authentication (explicit opt-out). */
+  noAuth?: boolean;
+  /** Client request line + headers must arrive within this. Default 30 s. */
+  headersTimeoutMs?: number;
+  /** The whole client request (body included) must arrive within this; 408 after. Default 120 s. */
+  bodyTimeoutMs?: number;
+  /** Idle keep-alive client connections close after this. Default 5 s. */
+  keepAliveTimeoutMs?: number;
+  /** Open client connections (idle ones are evicted first at the cap). Default 1024. */
+  maxConnections?: number;
+  /** One model request, from arrival to its last byte. Default 30 min. */
+  requestDeadlineMs?: number;
+  /** Deepest JSON nesting accepted in a request body. Default 128. */
+  maxJsonDepth?: number;
+  /** Largest `max_tokens` accepted. Default 1,048,576. */
+  maxOutputTokens?: number;
+  /** Serve `GET /metrics` (Prometheus). Default true. */
+  metrics?: boolean;
+  /** Default deadline of `drain()` (SIGTERM in `sluice serve`). Default 30 s. */
+  drainTimeoutMs?: number;
 }
 
 /** Builds the adapter for a `text:<family>` backend; gets the request's tools (parsers use their schemas). */
@@ -125,6 +152,16 @@ export interface Gateway {
   openSockets(): number;
   /** Stop accepting, abort requests in flight, close every socket. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Graceful shutdown: readiness false, stop accepting, let streams in flight finish for up to
+   * `deadlineMs` (default 30 s), end the rest with an overloaded_error event, then close().
+   * Resolves with the number of requests that had to be ended.
+   */
+  drain(deadlineMs?: number): Promise<number>;
+  /** False while draining (what `/readyz` answers). */
+  ready(): boolean;
+  /** This gateway's metrics (its own prom-client Registry). */
+  metrics: GatewayMetrics;
 }
 
 const DEFAULTS = {
@@ -212,10 +249,24 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     opts.maxConcurrent,
   );
-  const sockets = new Set<Socket>();
   const inflight = new Set<AbortController>();
-  let active = 0;
   let closing = false;
+  const limits: HygieneLimits = {
+    headersTimeoutMs: options.headersTimeoutMs ?? HYGIENE_DEFAULTS.headersTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? HYGIENE_DEFAULTS.bodyTimeoutMs,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? HYGIENE_DEFAULTS.keepAliveTimeoutMs,
+    maxConnections: options.maxConnections ?? HYGIENE_DEFAULTS.maxConnections,
+    requestDeadlineMs: options.requestDeadlineMs ?? HYGIENE_DEFAULTS.requestDeadlineMs,
+  };
+  const requestLimits = {
+    maxDepth: options.maxJsonDepth ?? REQUEST_LIMIT_DEFAULTS.maxDepth,
+    maxOutputTokens: options.maxOutputTokens ?? REQUEST_LIMIT_DEFAULTS.maxOutputTokens,
+  };
+  // Throws (a configuration error) for a non-loopback host without keys or noAuth.
+  const auth = resolveAuth({ host: opts.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}) });
+  const metrics = new GatewayMetrics();
+  const drain = new Drain();
+  const slots = new Slots(opts.maxConcurrent);
 
   const family = format.startsWith('text:') ? format.slice(5) : undefined;
   const textAdapter = options.textAdapter;
@@ -250,6 +301,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     pingIntervalMs: opts.pingIntervalMs,
     ...(opts.idGenerator ? { idGenerator: opts.idGenerator } : {}),
     closing: () => closing,
+    metrics,
+    drain,
+    requestDeadlineMs: limits.requestDeadlineMs,
+    // With gateway auth the client's key is the gateway's secret: never forward it.
+    forwardClientKey: auth === undefined,
   };
 
   const routes = new Map<string, InboundApi>([
@@ -261,15 +317,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ['/responses', responsesApi],
   ]);
 
-  const server = http.createServer({ noDelay: true }, (req, res) => {
+  const server = http.createServer(httpServerOptions(limits), (req, res) => {
     void handle(req, res);
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
+  const sockets: Set<Socket> = guardConnections(server, limits, {
+    onCount: (n) => metrics.connections.set(n),
+    onRejected: () => metrics.rejectedConnections.inc(),
   });
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (socket.writable) socket.end(clientErrorResponse(err));
     else socket.destroy();
   });
 
@@ -280,16 +336,37 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const method = req.method ?? 'GET';
     const t0 = performance.now();
     const api = routes.get(path);
+    // Metrics label: known routes only (an arbitrary path must not create a time series).
+    const route = api || path === '/v1/messages/count_tokens' || path === '/metrics' ? path : 'other';
+    let errorType: string | undefined;
+    res.once('close', () => {
+      if (route === 'other' && res.statusCode === 200) return; // /health, /livez, /readyz probes
+      metrics.request(route, res.writableFinished ? res.statusCode : 499, errorType);
+    });
     try {
-      if (path === '/health' || path === '/healthz' || path === '/') {
+      if (path === '/health' || path === '/healthz' || path === '/livez' || path === '/') {
         // `HEAD /` is Claude Code's connectivity probe.
         if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
-        sendJson(res, 200, { status: 'ok', active, maxConcurrent: opts.maxConcurrent });
+        sendJson(res, 200, { status: 'ok', active: slots.active, maxConcurrent: opts.maxConcurrent });
+        return;
+      }
+      if (path === '/readyz') {
+        if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
+        const ready = !drain.draining && !closing;
+        sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'draining', active: slots.active });
+        return;
+      }
+      if (path === '/metrics' && options.metrics !== false) {
+        if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
+        authenticate(auth, req);
+        await metrics.serve(res, method === 'HEAD');
         return;
       }
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new GatewayError(405, `method ${method} not allowed on ${path}; use POST`, 'invalid_request_error');
+        authenticate(auth, req);
         const body = await readJson(req, opts.maxBodyBytes);
+        checkNesting(body, requestLimits.maxDepth);
         const m = parseMessagesRequest(body, { requireMaxTokens: false });
         sendJson(res, 200, { input_tokens: estimateInputTokens(m) });
         logger.info('request', { reqId, path, status: 200, durationMs: ms(performance.now() - t0) });
@@ -304,6 +381,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       throw new GatewayError(404, `no route for ${method} ${path}`, 'not_found_error');
     } catch (err) {
       const ge = err instanceof GatewayError ? err : new GatewayError(500, 'internal gateway error', 'api_error');
+      errorType = ge.type;
+      if (ge.status === 401) req.resume();
       if (!(err instanceof GatewayError)) logger.error('internal_error', { reqId, path, error: err instanceof Error ? err.name : 'unknown' });
       sendJson(res, ge.status, (api ?? messagesApi).errorBody(ge.type, ge.message), ge.headers);
       logger.info('request', { reqId, path, status: ge.status, errorType: ge.type, durationMs: ms(performance.now() - t0) });
@@ -319,22 +398,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     t0: number,
     path: string,
   ): Promise<void> {
-    if (closing) {
+    if (closing || drain.draining) {
       req.resume();
       throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
     }
-    if (active >= opts.maxConcurrent) {
-      req.resume();
-      throw new GatewayError(529, `too many concurrent requests (limit ${opts.maxConcurrent})`, 'overloaded_error', { 'retry-after': '1' });
-    }
-    active++;
+    authenticate(auth, req);
+    // The slot is taken only once the body is in and valid: slow bodies hold a socket (bounded
+    // by the body timeout), never a slot.
+    const body = await readJson(req, opts.maxBodyBytes);
+    checkNesting(body, requestLimits.maxDepth);
+    if (api.name === 'messages') validateMessagesBody(body, requestLimits);
+    if (closing || drain.draining) throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
+    const release = slots.take();
+    if (!release) throw Slots.overloaded(opts.maxConcurrent);
+    metrics.activeStreams.set(slots.active);
     const ac = new AbortController();
     inflight.add(ac);
     try {
-      const body = await readJson(req, opts.maxBodyBytes);
       await runExchange(ctx, api, body, req, res, reqId, t0, ac, path);
     } finally {
-      active--;
+      release();
+      metrics.activeStreams.set(slots.active);
       inflight.delete(ac);
     }
   }
@@ -351,22 +435,39 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const url = `http://${hostForUrl === '0.0.0.0' ? '127.0.0.1' : hostForUrl}:${port}`;
 
   let closed: Promise<void> | undefined;
+  let drained: Promise<number> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      closing = true;
+      for (const ac of inflight) ac.abort();
+      const done = new Promise<void>((r) => server.close(() => r()));
+      for (const s of sockets) s.destroy();
+      upstream.close();
+      await done;
+    })();
+    return closed;
+  };
   return {
     url,
     port,
     server,
-    active: () => active,
+    active: () => slots.active,
     openSockets: () => sockets.size,
-    close: () => {
-      closed ??= (async () => {
-        closing = true;
-        for (const ac of inflight) ac.abort();
-        const done = new Promise<void>((r) => server.close(() => r()));
-        for (const s of sockets) s.destroy();
-        upstream.close();
-        await done;
+    close,
+    metrics,
+    ready: () => !drain.draining && !closing,
+    drain: (deadlineMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_MS) => {
+      drained ??= (async () => {
+        metrics.draining.set(1);
+        const started = drain.start(deadlineMs);
+        // Stop accepting; close connections that are between requests.
+        server.close();
+        server.closeIdleConnections();
+        const ended = await started;
+        await close();
+        return ended;
       })();
-      return closed;
+      return drained;
     },
   };
 }

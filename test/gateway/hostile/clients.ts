@@ -33,6 +33,8 @@ export interface PostOptions {
   stallMs?: number;
   /** Give up (destroy) after this long. Default 30 s. */
   timeoutMs?: number;
+  /** Keep only the last 64 KiB of the body (large streams: the test process stays responsive). */
+  tailOnly?: boolean;
 }
 
 /** A well-formed Anthropic Messages request whose model selects the hostile upstream's scenario. */
@@ -86,9 +88,20 @@ export function post(url: string, route: string, body: unknown, opts: PostOption
         headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...opts.headers },
       },
       (res) => {
-        const parts: Buffer[] = [];
+        let parts: Buffer[] = [];
+        let kept = 0;
         const read = (): void => {
-          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('data', (c: Buffer) => {
+            parts.push(c);
+            kept += c.length;
+            if (opts.tailOnly && kept > 131_072) {
+              const tail = Buffer.concat(parts).subarray(-65_536);
+              // Start at a frame boundary so the tail parses.
+              const at = tail.indexOf('\n\n');
+              parts = [tail.subarray(at >= 0 ? at + 2 : 0)];
+              kept = parts[0]!.length;
+            }
+          });
         };
         if (opts.stallMs) {
           res.pause();
