@@ -8,8 +8,9 @@
  * - `LOOKALIKES_B`: text that resembles the markup, with the documented outcome.
  */
 import type { StreamEvent } from '../../src/wire/events';
-import type { ParserOptions } from '../../src/parsers';
 import { ARGS0, ARGS1, events, NOTE, R, T1, T2, type FamilyCase } from './cases';
+import { verbatim, type Lookalike, type PublishedOutput } from './familySuite';
+import { callEvs, textEv, thinkingEv } from './helpers';
 
 export interface CaseB extends FamilyCase {
   /** Openers whose partial text, held at the end of a truncated stream, becomes text. */
@@ -234,24 +235,15 @@ CASES_B.push({
   openers: ['<think>', '</think>', '<function_calls>', '</function_calls>', '<|im_end|>', '<|endoftext|>'],
 });
 
-export interface RealCase {
-  title: string;
-  family: string;
-  /** Where the output is written (a path in a public repository, a model card, a spec). */
-  source: string;
-  stream: string;
-  opts?: ParserOptions;
-  text: string;
-  thinking?: string;
-  calls: { name: string; args: unknown }[];
-}
+/** A published output (input, the documented calls, text and thinking untrimmed). */
+export type RealCase = PublishedOutput & { title: string };
 
 export const REAL_B: RealCase[] = [
   {
     title: 'InternLM2 tool call (InternLM chat format documentation)',
     family: 'internlm2',
     source: 'InternLM/InternLM chat/chat_format.md, "Function call" example',
-    stream:
+    input:
       'Sure, I will search for the weather of Shanghai.<|action_start|><|plugin|>\n' +
       '{"name": "get_current_weather", "parameters": {"location": "Shanghai"}}<|action_end|><|im_end|>',
     text: 'Sure, I will search for the weather of Shanghai.',
@@ -261,7 +253,7 @@ export const REAL_B: RealCase[] = [
     title: 'InternLM2 tool call after reasoning text (lmdeploy prompt test)',
     family: 'internlm2',
     source: 'InternLM/lmdeploy tests/test_lmdeploy/test_model.py, internlm2 tool prompt',
-    stream:
+    input:
       '(3+5)*2 = 8*2 =<|action_start|><|plugin|>\n{"name": "mul", "parameters": {"a": 8, "b": 2}}<|action_end|><|im_end|>',
     text: '(3+5)*2 = 8*2 =',
     calls: [{ name: 'mul', args: { a: 8, b: 2 } }],
@@ -270,7 +262,7 @@ export const REAL_B: RealCase[] = [
     title: 'Apertus reasoning and tool call (format specification)',
     family: 'apertus',
     source: 'swiss-ai/apertus_format docs/format.md, "Example Rendered Output"',
-    stream:
+    input:
       '<|inner_prefix|>I need to calculate this.<|inner_suffix|>\n<|tools_prefix|>[{"calculator": {"expr": "2+2"}}]<|tools_suffix|>',
     thinking: 'I need to calculate this.',
     text: '\n',
@@ -280,7 +272,7 @@ export const REAL_B: RealCase[] = [
     title: 'Phi-4-mini <|tool_call|> (llama.cpp Phi-4-mini template instruction)',
     family: 'phi-4-mini',
     source: 'ggml-org/llama.cpp models/templates/llama-cpp-microsoft-Phi-4-mini-instruct.jinja',
-    stream: '<|tool_call|>{"name": "foo", "arguments": {"a": 1}}<|/tool_call|><|end|>',
+    input: '<|tool_call|>{"name": "foo", "arguments": {"a": 1}}<|/tool_call|><|end|>',
     text: '',
     calls: [{ name: 'foo', args: { a: 1 } }],
   },
@@ -288,7 +280,7 @@ export const REAL_B: RealCase[] = [
     title: 'Phi-4-mini parallel functools (vLLM phi4_mini_json parser test data)',
     family: 'phi-4-mini',
     source: 'vllm-project/vllm tests/tool_parsers (phi4_mini_json), parallel_tool_calls_output',
-    stream:
+    input:
       'functools[\n  {"name": "get_weather", "arguments": {"city": "Tokyo"}},\n' +
       '  {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}\n]',
     text: '',
@@ -303,7 +295,7 @@ export const REAL_B: RealCase[] = [
     source:
       'fireworks-ai/llama-3-firefunction-v2 chat template (via huggingface.js ollama-utils chat-template-automap): ' +
       "content + ' functools[' + calls + ']' + '<|eot_id|>'",
-    stream:
+    input:
       'Let me look that up. functools[{"name": "get_stock_price", "arguments": {"symbol": "AAPL"}}]<|eot_id|>',
     text: 'Let me look that up. ',
     calls: [{ name: 'get_stock_price', args: { symbol: 'AAPL' } }],
@@ -313,7 +305,7 @@ export const REAL_B: RealCase[] = [
     family: 'command-r7b',
     source:
       'ggml-org/llama.cpp models/templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja, document_turn',
-    stream:
+    input:
       '<|START_THINKING|>I will look through the document to address the users needs.<|END_THINKING|><|START_ACTION|>[\n' +
       '    {"tool_call_id": "0", "tool_name": "direct-injected-document", "parameters": {}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>',
     thinking: 'I will look through the document to address the users needs.',
@@ -324,7 +316,7 @@ export const REAL_B: RealCase[] = [
     title: 'Command R7B answer (chat template response block)',
     family: 'command-r7b',
     source: 'same template: <|START_RESPONSE|>{{message.content}}<|END_RESPONSE|><|END_OF_TURN_TOKEN|>',
-    stream: '<|START_RESPONSE|>The answer is 4.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>',
+    input: '<|START_RESPONSE|>The answer is 4.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>',
     text: 'The answer is 4.',
     calls: [],
   },
@@ -333,7 +325,7 @@ export const REAL_B: RealCase[] = [
     family: 'functionary-v3.1',
     source:
       'meetkai functionary-medium-v3.1 chat template (llama.cpp models/templates), "Here is an example"',
-    stream: '<function=example_function_name>{"example_name": "example_value"}</function><|eom_id|>',
+    input: '<function=example_function_name>{"example_name": "example_value"}</function><|eom_id|>',
     text: '',
     calls: [{ name: 'example_function_name', args: { example_name: 'example_value' } }],
   },
@@ -343,7 +335,7 @@ export const REAL_B: RealCase[] = [
     source:
       "meetkai functionary-medium-v3.2 chat template: '>>>' + name + '\\n' + arguments; arguments from " +
       'huggingface/huggingface.js packages/jinja/test/e2e.test.js EXAMPLE_FUNCTION_CALLING',
-    stream: 'get_current_weather\n{\n  "location": "Hanoi"\n}<|eot_id|>',
+    input: 'get_current_weather\n{\n  "location": "Hanoi"\n}<|eot_id|>',
     text: '',
     calls: [{ name: 'get_current_weather', args: { location: 'Hanoi' } }],
   },
@@ -353,7 +345,7 @@ export const REAL_B: RealCase[] = [
     source:
       "ggml-org/llama.cpp models/templates/GigaChat3-10B-A1.8B.jinja: render_function_call → 'function call' + role_sep + " +
       '\'{"name": …, "arguments": …}\' + message_sep',
-    stream:
+    input:
       'Сейчас проверю погоду.<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Москва"}}<|message_sep|>\n\n',
     text: 'Сейчас проверю погоду.\n\n',
     calls: [{ name: 'get_weather', args: { city: 'Москва' } }],
@@ -365,7 +357,7 @@ export const REAL_B: RealCase[] = [
       'ggml-org/llama.cpp models/templates/Kimi-K3.jinja, render_assistant: open_tag(call, tool, index), ' +
       'open_tag(argument, key, type) + xtml_value + close_tag(argument)',
     opts: { startInReasoning: true },
-    stream:
+    input:
       'The user wants the weather.<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|>' +
       '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>' +
       '<|open|>argument key="city" type="string"<|sep|>Tokyo<|close|>argument<|sep|>' +
@@ -382,7 +374,7 @@ export const REAL_B: RealCase[] = [
     family: 'lfm2',
     source:
       'neatflowcv/search docs/lfm2.5-chat-template.md (from the LiquidAI/LFM2.5-1.2B-Instruct model card), "Function Call"',
-    stream:
+    input:
       '<|tool_call_start|>[get_candidate_status(candidate_id="12345")]<|tool_call_end|>Checking the current status of candidate ID 12345.<|im_end|>',
     text: 'Checking the current status of candidate ID 12345.',
     calls: [{ name: 'get_candidate_status', args: { candidate_id: '12345' } }],
@@ -391,7 +383,7 @@ export const REAL_B: RealCase[] = [
     title: 'LFM2 Python call (LFM2 tool spec, Paris weather)',
     family: 'lfm2',
     source: 'gpubuilders/OmniModel sdk/LFM2_toolsdk/LFM2_TOOL_SPEC.md, "Expected Response Format"',
-    stream: '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>',
+    input: '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>',
     text: '',
     calls: [{ name: 'get_weather', args: { city: 'Paris' } }],
   },
@@ -400,7 +392,7 @@ export const REAL_B: RealCase[] = [
     family: 'lfm2',
     source:
       'ggml-org/llama.cpp models/templates/llama-cpp-lfm2.jinja: \'<|tool_call_start|>[\' + \'{"name": …, "arguments": …, "id": …}\' + \']<|tool_call_end|>\'',
-    stream:
+    input:
       '<|tool_call_start|>[{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_1"}]<|tool_call_end|>',
     text: '',
     calls: [{ name: 'get_weather', args: { city: 'Paris' } }],
@@ -412,7 +404,7 @@ export const REAL_B: RealCase[] = [
       "allenai Olmo-3 chat template (as embedded in public server configs): '<function_calls>' + name + '(' + " +
       "key ~ '=' ~ (value | tojson) joined ', ' + ')' joined '\\n' + '</function_calls>'; vLLM docs, olmo3 tool parser: " +
       '"newline separated pythonic tool calls", "argument values being null/true/false"',
-    stream:
+    input:
       'I will check both.<function_calls>get_weather(city="Tokyo", units=null, metric=true)\n' +
       'search(query="OLMo \\"3\\"", filters={"year": 2025, "open": false}, k=5)</function_calls><|im_end|>',
     text: 'I will check both.',
@@ -423,28 +415,11 @@ export const REAL_B: RealCase[] = [
   },
 ];
 
-export interface LookalikeB {
-  name: string;
-  family: string;
-  input: string;
-  expected: StreamEvent[];
-  warnings?: string[];
-  opts?: ParserOptions;
-}
+export type LookalikeB = Lookalike;
 
-const text = (t: string): StreamEvent => ({ type: 'text.delta', text: t });
-const thinking = (t: string): StreamEvent => ({ type: 'thinking.delta', text: t });
-const call = (index: number, name: string, args: string): StreamEvent[] => [
-  { type: 'call.identity', index, id: `call_${index}`, name },
-  { type: 'call.fragment', index, text: args },
-  { type: 'call.complete', index },
-];
-const verbatim = (family: string, name: string, input: string): LookalikeB => ({
-  name,
-  family,
-  input,
-  expected: [text(input)],
-});
+const text = textEv;
+const thinking = thinkingEv;
+const call = (index: number, name: string, args: string): StreamEvent[] => callEvs(index, name, args);
 
 export const LOOKALIKES_B: LookalikeB[] = [
   // ---- functools (phi-4-mini, firefunction-v2) --------------------------------------------------
@@ -617,6 +592,12 @@ export const LOOKALIKES_B: LookalikeB[] = [
     family: 'lfm2',
     input: '<|tool_call_start|>[f(a=1)]<|tool_call_end|><|tool_call_start|>[g(b=None), h()]<|tool_call_end|>',
     expected: [...call(0, 'f', '{"a":1}'), ...call(1, 'g', '{"b":null}'), ...call(2, 'h', '{}')],
+  },
+  {
+    name: "JSON's true/false/null in the Python layout are JSON values",
+    family: 'lfm2',
+    input: '<|tool_call_start|>[f(on=true, x=null, y=false, s="null")]<|tool_call_end|>',
+    expected: call(0, 'f', '{"on":true,"x":null,"y":false,"s":"null"}'),
   },
   {
     name: 'markup inside reasoning is reasoning',

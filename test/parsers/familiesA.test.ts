@@ -1,25 +1,26 @@
 /**
  * Issue 12, batch A families (pythonic, MiniMax-M2, Seed-OSS, Granite, xLAM, Hunyuan, ERNIE 4.5,
- * LongCat), held to the same bar as the issue-7 families (families.test.ts):
- * - a synthetic stream per family/layout (reasoning, text, two calls with non-ASCII characters and
- *   characters that need escaping, text after), whole, at every byte split, at every UTF-16 split
- *   and in random 1–16 byte chunks: identical merged events, no marker text in text/thinking;
- * - completion evidence in the push that holds the closing marker's last byte, never before, and
- *   nothing after the marker consumed into text first;
- * - every truncated prefix follows the end-of-stream rules (SPEC §5.7);
- * - look-alikes (text that resembles the markup stays text), each at every byte split;
- * - the published outputs of test/parsers/corpusA.ts, at every byte split.
+ * LongCat), through the shared family suite (familySuite.ts): a synthetic stream per family and
+ * layout at every byte and UTF-16 split and in random chunks, completion in the push of its closing
+ * marker, every truncated prefix; look-alikes at every split; the published outputs of corpusA.ts;
+ * a markup soup; MiniMax-M2 through createTextAdapter behind a real openai SDK client.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import fc from 'fast-check';
 import OpenAI from 'openai';
-import { createTextAdapter, createTextParser, resolveFamily } from '../../src/parsers';
-import type { ParserOptions } from '../../src/parsers';
+import { createTextAdapter, resolveFamily } from '../../src/parsers';
 import type { StreamEvent } from '../../src/wire/events';
-import { A0, ARGS0, ARGS1, closeOffsets, events, NOTE, R, T1, T2, type FamilyCase } from './cases';
+import { A0, ARGS0, ARGS1, events, NOTE, R, T1, T2, type FamilyCase } from './cases';
 import { CORPUS_A } from './corpusA';
-import { mergeEvents, runBytesAt, runText, summarize, utf8 } from './helpers';
+import {
+  describeFamilyStreams,
+  describeLookalikes,
+  describeMarkupSoup,
+  describePublishedOutputs,
+  serveChatContent,
+  verbatim,
+  type ContentServer,
+  type Lookalike,
+} from './familySuite';
+import { callEvs, summarize, textEv as text, thinkingEv as thinking } from './helpers';
 
 const THINK = ['<think>', '</think>'];
 const CALLS = [
@@ -140,118 +141,7 @@ const CASES_A: FamilyCase[] = [
   },
 ];
 
-const enc = new TextEncoder();
-const show = (evs: StreamEvent[]): string => JSON.stringify(evs);
-
-function leaks(c: FamilyCase, evs: StreamEvent[]): string | null {
-  const s = summarize(evs);
-  const m = c.markers.find((x) => s.text.includes(x) || s.thinking.includes(x));
-  return m === undefined ? null : m;
-}
-
-describe.each(CASES_A.map((c) => [c.title, c] as const))('%s', (_title, c) => {
-  const bytes = utf8(c.stream);
-  const closes16 = closeOffsets(c);
-  const closes = closes16.map((o) => enc.encode(c.stream.slice(0, o)).length);
-
-  it('parses the whole stream', () => {
-    const evs = runText(c.family, [c.stream], c.opts);
-    expect(mergeEvents(evs)).toEqual(c.expected);
-    expect(evs.filter((e) => e.type === 'warning')).toEqual([]);
-  });
-
-  it('gives the same events at every byte split and every UTF-16 split', () => {
-    const want = show(c.expected);
-    for (let cut = 1; cut < bytes.length; cut++) {
-      const evs = runBytesAt(c.family, bytes, [cut], c.opts).events;
-      const merged = mergeEvents(evs);
-      if (show(merged) !== want) expect({ cut, merged }).toEqual({ cut, merged: c.expected });
-      expect({ cut, leak: leaks(c, evs) }).toEqual({ cut, leak: null });
-    }
-    for (let cut = 1; cut < c.stream.length; cut++) {
-      const merged = mergeEvents(runText(c.family, [c.stream.slice(0, cut), c.stream.slice(cut)], c.opts));
-      if (show(merged) !== want) expect({ cut, merged }).toEqual({ cut, merged: c.expected });
-    }
-  });
-
-  it('gives the same events in random 1–16 byte chunks, each completion in the push of its marker', () => {
-    fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 16 }), { minLength: 1, maxLength: 64 }), (sizes) => {
-        const cuts: number[] = [];
-        for (let k = 0, at = sizes[0]; at < bytes.length; k++, at += sizes[k % sizes.length]) cuts.push(at);
-        const run = runBytesAt(c.family, bytes, cuts, c.opts);
-        expect(mergeEvents(run.events)).toEqual(c.expected);
-        closes.forEach((end, index) => {
-          const want = run.pushes.findIndex((p) => p.end >= end);
-          const got = run.pushes.findIndex((p) =>
-            p.events.some((e) => e.type === 'call.complete' && e.index === index),
-          );
-          expect({ index, push: got }).toEqual({ index, push: want });
-        });
-      }),
-      { numRuns: 60 },
-    );
-  });
-
-  it('emits completion evidence exactly when the closing marker is complete', () => {
-    closes.forEach((end, index) => {
-      const fed = (n: number): StreamEvent[] =>
-        createTextParser(c.family, c.opts).push(new TextDecoder().decode(bytes.subarray(0, n)));
-      const isDone = (e: StreamEvent): boolean => e.type === 'call.complete' && e.index === index;
-      const at = fed(end);
-      expect(at.some(isDone)).toBe(true);
-      expect(fed(end - 1).some(isDone)).toBe(false);
-      expect(at.slice(at.findIndex(isDone) + 1).filter((e) => e.type === 'text.delta')).toEqual([]);
-    });
-  });
-
-  it('handles truncation at every prefix (SPEC §5.7)', () => {
-    const full = summarize(c.expected);
-    // A held possible marker (the input's last characters) flushed as text/thinking at the end.
-    const prefixOk = (s: string, ref: string, input: string): boolean => {
-      if (ref.startsWith(s)) return true;
-      for (let k = 1; k <= Math.min(48, s.length); k++) {
-        const tail = s.slice(s.length - k);
-        if (
-          '<[{`'.includes(tail.trimStart()[0] ?? '') &&
-          input.endsWith(tail) &&
-          ref.startsWith(s.slice(0, -k))
-        )
-          return true;
-      }
-      return false;
-    };
-    // Problems are collected (one `expect` at the end keeps the ~500 prefixes per case cheap).
-    const problems: string[] = [];
-    for (let n = 0; n <= c.stream.length; n++) {
-      const code = c.stream.charCodeAt(n - 1);
-      if (code >= 0xd800 && code <= 0xdbff) continue;
-      const input = c.stream.slice(0, n);
-      const p = createTextParser(c.family, c.opts);
-      const s = summarize([...p.push(input), ...p.end()]);
-      const bad = (what: string): number => problems.push(`prefix of ${n} chars: ${what}`);
-      if (!prefixOk(s.thinking, full.thinking, input)) bad(`thinking ${JSON.stringify(s.thinking)}`);
-      if (!prefixOk(s.text, full.text, input)) bad(`text ${JSON.stringify(s.text)}`);
-      for (const call of s.calls) {
-        const ref = full.calls[call.index] as (typeof full.calls)[number] | undefined;
-        if (ref === undefined) {
-          bad(`unknown call ${call.index}`);
-          continue;
-        }
-        if (call.name !== undefined && call.name !== ref.name) bad(`call ${call.index} name ${call.name}`);
-        if (!ref.args.startsWith(call.args)) bad(`call ${call.index} args ${JSON.stringify(call.args)}`);
-        const want = closes16[call.index] <= n ? 1 : 0;
-        if (call.completes !== want) bad(`call ${call.index} completes ${call.completes}, want ${want}`);
-      }
-      const completed = closes16.filter((e) => e <= n).length;
-      if (s.calls.filter((x) => x.completes > 0).length !== completed)
-        bad(`completed calls, want ${completed}`);
-      if (n < c.stream.length && s.calls.some((x) => x.completes === 0) && s.warnings.length === 0)
-        bad('a call left open without a warning');
-    }
-    expect(problems).toEqual([]);
-  });
-});
+describeFamilyStreams(CASES_A);
 
 describe('batch A registry', () => {
   it('resolves the model-name aliases to the batch A families, leaving existing aliases alone', () => {
@@ -328,64 +218,15 @@ describe('batch A: arbitrary markup soup never throws and keeps the event contra
     '東京',
     '🚀',
   ];
-  const FAMILIES = ['pythonic', 'minimax-m2', 'seed-oss', 'granite', 'xlam', 'hunyuan', 'ernie45', 'longcat'];
-  it.each(FAMILIES)('%s', (family) => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.constantFrom(...PIECES), { maxLength: 40 }),
-        fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 8 }),
-        (parts, sizes) => {
-          const input = parts.join('');
-          const chunks: string[] = [];
-          for (let at = 0, k = 0; at < input.length; k++) {
-            chunks.push(input.slice(at, at + sizes[k % sizes.length]));
-            at += sizes[k % sizes.length];
-          }
-          const evs = runText(family, chunks);
-          const seen = new Set<number>();
-          const done = new Set<number>();
-          for (const e of evs) {
-            if (e.type === 'call.identity' || e.type === 'call.fragment') {
-              expect(done.has(e.index)).toBe(false);
-              seen.add(e.index);
-            } else if (e.type === 'call.complete') {
-              expect(seen.has(e.index) && !done.has(e.index)).toBe(true);
-              done.add(e.index);
-            }
-          }
-          // Indices are 0..n-1 in order of appearance.
-          expect([...seen]).toEqual([...seen].map((_x, i) => i));
-        },
-      ),
-      { numRuns: 150 },
-    );
-  });
+  describeMarkupSoup(
+    ['pythonic', 'minimax-m2', 'seed-oss', 'granite', 'xlam', 'hunyuan', 'ernie45', 'longcat'],
+    PIECES,
+  );
 });
 
 // ---- look-alikes -----------------------------------------------------------------------------
 
-interface Lookalike {
-  name: string;
-  family: string;
-  input: string;
-  expected: StreamEvent[];
-  warnings?: string[];
-  opts?: ParserOptions;
-}
-
-const text = (t: string): StreamEvent => ({ type: 'text.delta', text: t });
-const thinking = (t: string): StreamEvent => ({ type: 'thinking.delta', text: t });
-const call = (index: number, name: string, args: string): StreamEvent[] => [
-  { type: 'call.identity', index, id: `call_${index}`, name },
-  { type: 'call.fragment', index, text: args },
-  { type: 'call.complete', index },
-];
-const verbatim = (family: string, name: string, input: string): Lookalike => ({
-  name,
-  family,
-  input,
-  expected: [text(input)],
-});
+const call = (index: number, name: string, args: string): StreamEvent[] => callEvs(index, name, args);
 
 const LOOKALIKES: Lookalike[] = [
   // pythonic
@@ -408,6 +249,24 @@ const LOOKALIKES: Lookalike[] = [
         e: 'it\'s "q" Aé',
         g: 'celsius',
         h: 1000,
+      }),
+    ),
+  },
+  {
+    name: "JSON's bare true/false/null are JSON values (quoted, or as dict keys, they stay strings)",
+    family: 'pythonic',
+    input: `[f(a=true, b=false, c=null, d="true", e={'k': null, true: 1}, g=[true, False], h=nullable)]`,
+    expected: call(
+      0,
+      'f',
+      JSON.stringify({
+        a: true,
+        b: false,
+        c: null,
+        d: 'true',
+        e: { k: null, true: 1 },
+        g: [true, false],
+        h: 'nullable',
       }),
     ),
   },
@@ -539,6 +398,13 @@ const LOOKALIKES: Lookalike[] = [
     input: '<tool_call>{"name": "echo", "arguments": {"s": "a</tool_call>b"}}</tool_call>',
     expected: call(0, 'echo', '{"s": "a</tool_call>b"}'),
   },
+  {
+    name: 'the closer inside an unfinished call object completes the call (warning), the text resumes',
+    family: 'ernie45',
+    input: '<tool_call>{"name": "f", "arguments": {"a": </tool_call>b',
+    expected: [...call(0, 'f', '{"a": '), text('b')],
+    warnings: ['parser.unclosed_call'],
+  },
   // longcat
   verbatim(
     'longcat',
@@ -555,53 +421,11 @@ const LOOKALIKES: Lookalike[] = [
   },
 ];
 
-describe.each(LOOKALIKES.map((c) => [`${c.family}: ${c.name}`, c] as const))('%s', (_n, c) => {
-  it('whole and at every byte split', () => {
-    const bytes = utf8(c.input);
-    const want = mergeEvents(c.expected);
-    for (let cut = 0; cut < bytes.length; cut++) {
-      const evs = runBytesAt(c.family, bytes, cut === 0 ? [] : [cut], c.opts).events;
-      const got = mergeEvents(evs.filter((e) => e.type !== 'warning'));
-      if (show(got) !== show(want)) expect({ cut, got }).toEqual({ cut, got: want });
-      const warnings = evs.flatMap((e) => (e.type === 'warning' ? [e.code] : []));
-      expect({ cut, warnings }).toEqual({ cut, warnings: c.warnings ?? [] });
-    }
-  });
-});
+describeLookalikes(LOOKALIKES);
 
 // ---- published outputs ---------------------------------------------------------------------------
 
-describe.each(CORPUS_A.map((e, i) => [`${e.family} #${i}: ${e.source.slice(0, 60)}`, e] as const))(
-  '%s',
-  (_n, e) => {
-    it('parses to the published calls at every byte split', () => {
-      expect(resolveFamily(e.family)).toBeDefined();
-      const bytes = utf8(e.input);
-      for (let cut = 0; cut < bytes.length; cut++) {
-        const evs = runBytesAt(e.family, bytes, cut === 0 ? [] : [cut], e.opts).events;
-        const s = summarize(evs);
-        const got = {
-          cut,
-          text: s.text.trim(),
-          thinking: s.thinking.trim(),
-          calls: s.calls.map((x) => ({
-            name: x.name,
-            args: JSON.parse(x.args) as unknown,
-            completes: x.completes,
-          })),
-          warnings: s.warnings,
-        };
-        expect(got).toEqual({
-          cut,
-          text: e.text ?? '',
-          thinking: e.thinking ?? '',
-          calls: e.calls.map((x) => ({ ...x, completes: 1 })),
-          warnings: [],
-        });
-      }
-    });
-  },
-);
+describePublishedOutputs(CORPUS_A, { trim: true });
 
 // ---- end to end: a real HTTP server, the openai SDK, the text adapter -------------------------------
 
@@ -613,39 +437,15 @@ describe('batch A through the text adapter: raw MiniMax-M2 content streamed by a
     'oke>\n<invoke name="read_file">\n<parameter name="path">a.md</parameter>\n</invoke>',
     '\n</minimax:tool_call>',
   ];
-  let server: Server;
-  let url = '';
+  let server: ContentServer;
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const send = (delta: Record<string, unknown>, finish: string | null = null): void => {
-          const chunk = {
-            id: 'chatcmpl-a',
-            object: 'chat.completion.chunk',
-            created: 0,
-            model: 'MiniMax-M2',
-            choices: [{ index: 0, delta, finish_reason: finish }],
-          };
-          res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-        };
-        send({ role: 'assistant', content: '' });
-        for (const p of PIECES) send({ content: p });
-        send({}, 'stop');
-        res.end('data: [DONE]\n\n');
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    server = await serveChatContent(() => PIECES);
   });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-  });
+  afterAll(() => server.close());
 
   it('gives each call its completion in the chunk that closes it, typed by the request tools', async () => {
-    const client = new OpenAI({ baseURL: url, apiKey: 'dummy', maxRetries: 0, timeout: 10_000 });
+    const client = new OpenAI({ baseURL: server.url, apiKey: 'dummy', maxRetries: 0, timeout: 10_000 });
     const tools = [weatherTool];
     const stream = await client.chat.completions.create({
       model: 'MiniMax-M2',
