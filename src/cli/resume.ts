@@ -10,7 +10,7 @@ import { FileJournalStore } from '../journal/fileStore';
 import { createTurnJournal } from '../journal/journal';
 import { JournalError, type ResumedHow } from '../journal/records';
 import { foldJournal } from '../journal/state';
-import { type Dispatch, type ReplayReport, type ReportCall, simClassifier } from '../trace/replay';
+import { type Dispatch, type ReplayReport, type ReportCall, reportCall, simClassifier } from '../trace/replay';
 import type { SimToolSpec } from '../trace/trace';
 import type { WireFormat } from '../wire/events';
 
@@ -188,25 +188,8 @@ export async function run(argv: string[]): Promise<number> {
     streamEndMs: s.streamEndMs,
     turnDoneMs: s.turnDoneMs,
     calls: s.calls.map((c) => {
-      const kind = c.name !== undefined ? byName.get(c.name)?.kind : undefined;
       const r = how.get(c.index);
-      return {
-        index: c.index,
-        attempt: c.attempt + out.attemptBase - 1,
-        ...(c.id !== undefined ? { id: c.id } : {}),
-        ...(c.name !== undefined ? { name: c.name } : {}),
-        ...(kind !== undefined ? { kind } : {}),
-        ...(c.input !== undefined ? { input: c.input } : {}),
-        state: c.state,
-        argsChars: c.argsChars,
-        openMs: c.openMs,
-        completeMs: c.completeMs,
-        releasedMs: c.releasedMs,
-        startedMs: c.startedMs,
-        resultMs: c.resultMs,
-        ...(c.result ? { result: c.result } : {}),
-        ...(r ? { resumed: r.resumed } : {}),
-      };
+      return { ...reportCall(c, byName, out.attemptBase), ...(r ? { resumed: r.resumed } : {}) };
     }),
     history: out.messages,
     warnings: s.warnings,

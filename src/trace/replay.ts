@@ -257,22 +257,7 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
   const summary = await Promise.race([controller.done, settleMicrotasks().then(() => undefined)]);
   if (!summary) throw new Error('replay: the turn did not finish (internal error)');
 
-  const calls: ReportCall[] = summary.calls.map((c: CallTiming) => ({
-    index: c.index,
-    attempt: c.attempt,
-    ...(c.id !== undefined ? { id: c.id } : {}),
-    ...(c.name !== undefined ? { name: c.name } : {}),
-    ...(c.name !== undefined && byName.get(c.name) ? { kind: byName.get(c.name)!.kind } : {}),
-    ...(c.input !== undefined ? { input: c.input } : {}),
-    state: c.state,
-    argsChars: c.argsChars,
-    openMs: c.openMs,
-    completeMs: c.completeMs,
-    releasedMs: c.releasedMs,
-    startedMs: c.startedMs,
-    resultMs: c.resultMs,
-    ...(c.result ? { result: c.result } : {}),
-  }));
+  const calls: ReportCall[] = summary.calls.map((c) => reportCall(c, byName));
   const violations =
     mode === 'execute'
       ? checkTurn(summary.history, summary.trace, dispatch === 'post-stream' ? 'none' : 'safe')
@@ -289,6 +274,27 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
     history: summary.history,
     warnings: summary.warnings,
     invariants: { ok: violations.length === 0, violations },
+  };
+}
+
+/** One call of the report (SPEC §8 fields) from its timings; `attemptBase` shifts attempt numbers (a resumed turn). */
+export function reportCall(c: CallTiming, byName: ReadonlyMap<string, SimToolSpec>, attemptBase = 1): ReportCall {
+  const spec = c.name !== undefined ? byName.get(c.name) : undefined;
+  return {
+    index: c.index,
+    attempt: c.attempt + attemptBase - 1,
+    ...(c.id !== undefined ? { id: c.id } : {}),
+    ...(c.name !== undefined ? { name: c.name } : {}),
+    ...(spec ? { kind: spec.kind } : {}),
+    ...(c.input !== undefined ? { input: c.input } : {}),
+    state: c.state,
+    argsChars: c.argsChars,
+    openMs: c.openMs,
+    completeMs: c.completeMs,
+    releasedMs: c.releasedMs,
+    startedMs: c.startedMs,
+    resultMs: c.resultMs,
+    ...(c.result ? { result: c.result } : {}),
   };
 }
 
