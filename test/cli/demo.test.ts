@@ -73,7 +73,7 @@ describe('sluice demo', () => {
     expect(out).toContain('post-stream dispatch');
     expect(out).toMatch(/#0 read_file\s+(streaming → )?complete → emittable → released → running/);
     expect(out).toMatch(/#4 edit_file\s+(streaming → )?complete → emittable → released {2}\(arguments \d+ B\)/);
-    expect(out).toMatch(/saved\s+\d+\.\d\d s/);
+    expect(out).toMatch(/saved\s+-?\d+\.\d\d s/);
     expect(out).not.toContain('strict: true');
   });
 
