@@ -70,6 +70,8 @@ const C_STRING = 4;
 const C_BARE = 5;
 const C_DONE = 6;
 const C_QKEY = 7; // a key between delimiters (`{<|"|>3<|"|>:…}`)
+const C_JKEY = 8; // a JSON-quoted key (`{"city": …}`)
+const C_JSTR = 9; // a JSON-quoted string value
 
 const R_DONE = 1;
 const R_MORE = 2; // needs more input (a delimiter may be cut)
@@ -82,11 +84,14 @@ export class GemmaArgs {
   private readonly counts: number[] = [0];
   private acc = '';
   private quotedKey = false; // the key in `acc` was delimited: kept exactly, text after it ignored
+  private esc = false; // inside a JSON-quoted string, after a backslash
   result = 0;
 
   constructor(
     private readonly delim: string,
     private readonly emit: (s: string) => void,
+    /** The call's closing token: it ends an unterminated JSON-quoted string. */
+    private readonly close = '',
   ) {
     emit('{');
   }
@@ -125,6 +130,11 @@ export class GemmaArgs {
         if (stopAt > i) this.emit(escapeJsonPiece(buf.slice(i, stopAt)));
         if (stopAt < end) this.result = R_MORE;
         return stopAt;
+      }
+      if (st === C_JSTR || st === C_JKEY) {
+        i = this.jsonString(buf, i, end, noStopAt);
+        if (this.result !== 0) return i;
+        continue;
       }
       if (st === C_QKEY) {
         // A quoted key: read up to the closing delimiter (a cut delimiter waits for more input).
@@ -178,31 +188,30 @@ export class GemmaArgs {
         i++;
         continue;
       }
-      if (c === 60 /* < */ && st === C_VALUE) {
+      if (c === 60 /* < */ && (st === C_VALUE || st === C_KEY)) {
+        // A delimited string value, or a delimited key (`{<|"|>3<|"|>:…}`).
         const avail = end - i;
         if (avail >= d.length ? buf.startsWith(d, i) : d.startsWith(buf.slice(i, end))) {
           if (avail < d.length) {
             this.result = R_MORE;
             return i;
           }
-          this.emit('"');
-          this.state = C_STRING;
+          if (st === C_VALUE) this.emit('"');
+          this.acc = '';
+          this.state = st === C_VALUE ? C_STRING : C_QKEY;
           i += d.length;
           continue;
         }
       }
-      if (c === 60 /* < */ && st === C_KEY) {
-        const avail = end - i;
-        if (avail >= d.length ? buf.startsWith(d, i) : d.startsWith(buf.slice(i, end))) {
-          if (avail < d.length) {
-            this.result = R_MORE;
-            return i;
-          }
-          this.acc = '';
-          this.state = C_QKEY;
-          i += d.length;
-          continue;
-        }
+      if (c === 34 /* " */ && (st === C_VALUE || st === C_KEY)) {
+        // Repair: a JSON-quoted value or key (`{"action": "add"}`), which Gemma 4 writes inside
+        // containers instead of its delimiters (vLLM issue 51284, mlx-vlm PR 1065).
+        if (st === C_VALUE) this.emit('"');
+        this.acc = '';
+        this.esc = false;
+        this.state = st === C_VALUE ? C_JSTR : C_JKEY;
+        i++;
+        continue;
       }
       if (c === 60 && i !== noStopAt) {
         this.result = R_STOP;
@@ -248,9 +257,90 @@ export class GemmaArgs {
     return i;
   }
 
+  /**
+   * Inside a JSON-quoted value (streamed as is; raw control characters escaped) or key, up to the
+   * unescaped closing quote. The call's closing token ends an unterminated one (R_STOP, the caller
+   * completes the call); a cut prefix of it waits (R_MORE). Returns the new position; `result` 0
+   * means the string closed or all input was consumed.
+   */
+  private jsonString(buf: string, i: number, end: number, noStopAt: number): number {
+    const key = this.state === C_JKEY;
+    const close = this.close;
+    let j = i;
+    let esc = this.esc;
+    let stop = -1;
+    for (; j < end; j++) {
+      const ch = buf.charCodeAt(j);
+      if (esc) esc = false;
+      else if (ch === 92 /* \ */) esc = true;
+      else if (ch === 34 /* " */) break;
+      else if (ch === 60 /* < */ && close.length > 0 && j !== noStopAt) {
+        const avail = end - j;
+        if (avail >= close.length ? buf.startsWith(close, j) : close.startsWith(buf.slice(j, end))) {
+          stop = j;
+          break;
+        }
+      }
+    }
+    let to = j;
+    // Never split a surrogate pair (or an escape) across pieces: hold the last character back.
+    if (stop < 0 && to === end && to > i) {
+      const last = buf.charCodeAt(to - 1);
+      if (last >= 0xd800 && last <= 0xdbff) to--;
+    }
+    if (to < j) esc = false;
+    this.esc = esc;
+    const piece = buf.slice(i, to);
+    if (key) this.acc += piece;
+    else if (piece.length > 0) this.emit(escapeCtl(piece));
+    if (stop >= 0) {
+      if (end - stop < close.length) {
+        this.result = R_MORE;
+        return stop;
+      }
+      if (key) this.state = C_KEY;
+      else {
+        this.emit('"');
+        this.afterValue();
+      }
+      this.acc = '';
+      this.result = R_STOP;
+      return stop;
+    }
+    if (j >= end) return to;
+    if (key) {
+      let k = this.acc;
+      try {
+        const v: unknown = JSON.parse(`"${k}"`);
+        if (typeof v === 'string') k = v;
+      } catch {
+        // an invalid escape: the key as written
+      }
+      this.acc = k;
+      this.quotedKey = true;
+      this.state = C_KEYREAD;
+    } else {
+      this.emit('"');
+      this.afterValue();
+    }
+    return j + 1;
+  }
+
   private afterValue(): void {
     this.state = this.stack[this.stack.length - 1] === 0 ? C_KEY : C_ITEM;
   }
+}
+
+/** Raw control characters (below U+0020) of a JSON string piece, escaped; the piece itself when it has none. */
+function escapeCtl(s: string): string {
+  let out = '';
+  let run = 0;
+  for (let k = 0; k < s.length; k++) {
+    if (s.charCodeAt(k) >= 32) continue;
+    out += s.slice(run, k) + escapeJsonPiece(s[k]);
+    run = k + 1;
+  }
+  return run === 0 ? s : out + s.slice(run);
 }
 
 /** Where a delimiter cut by the end of the input (`buf[from, end)`) begins; `end` when none is. */
@@ -322,7 +412,7 @@ export class GemmaParser extends BaseParser {
         const call = new CallSlot(this.em);
         this.call = call;
         call.identity(name);
-        this.args = new GemmaArgs(this.t.delim, (s) => call.fragment(s));
+        this.args = new GemmaArgs(this.t.delim, (s) => call.fragment(s), this.t.close);
         this.mode = ARGS;
         return true;
       }

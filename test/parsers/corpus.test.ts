@@ -426,6 +426,13 @@ const CORPUS: Record<string, Case[]> = {
       expected: call(0, 'get_weather', { city: 'Paris' }),
     },
     {
+      name: 'plain JSON strings inside a container',
+      source: 'vLLM issue 51284 (Gemma 4 wrote data_refs:["ds_152a4bfd970b4313"] and opts:{"mode": "fast"})',
+      family: 'gemma4',
+      input: '<|tool_call>call:analyze{data_refs:["ds_152a4bfd970b4313"],opts:{"mode": "fast"}}<tool_call|>',
+      expected: call(0, 'analyze', { data_refs: ['ds_152a4bfd970b4313'], opts: { mode: 'fast' } }),
+    },
+    {
       name: 'reasoning channel, then a nested call',
       source: 'Gemma 4 function-calling guide (thought channel, nested arguments)',
       family: 'gemma4',

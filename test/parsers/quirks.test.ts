@@ -133,6 +133,20 @@ run('quirk 3: Gemma 4 quoted object keys', [
     expected: call(0, 'edit_lines', { '3': 'new text', 'a b': 1 }),
   },
   {
+    name: 'JSON-quoted keys and values (written inside containers) are read as JSON strings',
+    family: 'gemma4',
+    input:
+      '<|tool_call>call:run{"action": "add", data_refs:["ds_1", <|"|>ds_2<|"|>], opts:{"mode": "fa\\"st\\n<b>"}}<tool_call|>',
+    expected: call(0, 'run', { action: 'add', data_refs: ['ds_1', 'ds_2'], opts: { mode: 'fa"st\n<b>' } }),
+  },
+  {
+    name: 'an unterminated JSON-quoted value ends at the closing token (call completed, warning)',
+    family: 'gemma4',
+    input: '<|tool_call>call:f{q:"abc<tool_call|>Done',
+    expected: [...call(0, 'f', '{"q":"abc"'), text('Done')],
+    warnings: ['parser.malformed_call'],
+  },
+  {
     name: 'nested quoted keys, FunctionGemma <escape> too',
     family: 'functiongemma',
     input: '<start_function_call>call:patch{lines:{<escape>10<escape>:<escape>x<escape>}}<end_function_call>',
