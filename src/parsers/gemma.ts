@@ -5,9 +5,10 @@
  *   gemma4:        <|channel>thought\nreasoning<channel|>text<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>,days:3}<tool_call|>
  *   functiongemma: <start_function_call>call:get_weather{city:<escape>Tokyo<escape>,days:3}<end_function_call>
  *
- * Arguments: `{key:value,…}` with bare keys; a value is a delimited string (`<|"|>…<|"|>` /
- * `<escape>…<escape>`), a nested `{…}` or `[…]`, or a bare token (number, true/false/null;
- * anything else is a string). They are converted to JSON as they stream: each key when its `:`
+ * Arguments: `{key:value,…}` with bare or delimited keys (`{<|"|>3<|"|>:…}`); a value is a
+ * delimited string (`<|"|>…<|"|>` / `<escape>…<escape>`), a nested `{…}` or `[…]`, or a bare token
+ * (number, true/false/null; anything else is a string). JSON-quoted keys and values (`"x"`), which
+ * Gemma 4 writes inside containers, are read as JSON strings. They are converted to JSON as they stream: each key when its `:`
  * arrives, string values character by character (escaped), bare values when they end.
  * - Identity at `call:NAME{`; `call.complete` at the closing token (`<tool_call|>` /
  *   `<end_function_call>`). Gemma 4 reasoning `<|channel>LABEL\n…<channel|>` → thinking (the
