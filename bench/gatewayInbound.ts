@@ -433,6 +433,10 @@ class Child {
     readonly url: string,
   ) {
     proc.on('message', (m: FromChild) => this.waiting.shift()?.(m));
+    // A child that dies mid-run must not leave a CPU read pending forever (its requests fail on their own).
+    proc.on('exit', () => {
+      for (const w of this.waiting.splice(0)) w({ op: 'error', message: 'exited' });
+    });
   }
 
   static start(kind: ChildKind, upstream: string): Promise<Child> {
@@ -454,8 +458,9 @@ class Child {
 
   /** User+system CPU of the child so far, µs. */
   cpu(): Promise<number> {
-    return new Promise((resolve) => {
-      this.waiting.push((m) => resolve(m.op === 'cpu' ? m.us : NaN));
+    return new Promise((resolve, reject) => {
+      if (!this.proc.connected) return reject(new Error('a middle process exited during the run'));
+      this.waiting.push((m) => (m.op === 'cpu' ? resolve(m.us) : reject(new Error('a middle process exited during the run'))));
       this.proc.send({ op: 'cpu' } satisfies ToChild);
     });
   }
@@ -690,7 +695,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
       for (let i = 0; i < timed; i++) {
         const { got, tag } = await one(c);
         const rec = [...up.requests].reverse().find((q) => JSON.stringify(q.body).includes(`"${tag}"`));
-        if (!rec) throw new Error(`gateway-inbound: no upstream request for ${tag}`);
+        if (!rec) throw new Error(`no upstream request for ${tag}`);
         await rec.finished;
         const wrote = rec.writes.find((w) => w.line === call0Line)?.at;
         const end = rec.writes[rec.writes.length - 1]?.at;
@@ -722,7 +727,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
       };
     });
     const wrong = rows.filter((r) => r.correct !== r.checked);
-    if (wrong.length) throw new Error(`gateway-inbound: wrong responses on ${wrong.map((r) => `${r.path}/${r.api} (${r.checked - r.correct}/${r.checked})`).join(', ')}`);
+    if (wrong.length) throw new Error(`wrong responses on ${wrong.map((r) => `${r.path}/${r.api} (${r.checked - r.correct}/${r.checked})`).join(', ')}`);
     return rows;
   } finally {
     agent.destroy();
