@@ -12,6 +12,9 @@
  * - Identity when the name is read (V3: at the end of its line; V3.1: at `<｜tool▁sep｜>`);
  *   the argument JSON streamed as fragments (V3: only the JSON value inside the ```json fence);
  *   `call.complete` at `<｜tool▁call▁end｜>`.
+ * - The section opener (or a bare call opener) inside an unclosed `<think>` ends the reasoning.
+ * - Repair: R1's alternate opener spellings (`<｜tool_calls_begin｜>`, `<｜tool calls begin｜>`,
+ *   `<｜tool\_calls\_begin｜>`, `<｜tool▁calls｜>`) open the section too.
  * Look-alikes: the markers are special tokens, recognised anywhere (no code awareness). A bare
  * `<｜tool▁call▁begin｜>` without the section opener is a call (recovered, as Dynamo does);
  * stray closers and `<｜end▁of▁sentence｜>` are removed.

@@ -11,7 +11,8 @@
  * V3.2 writes `function_calls` for the section tag; both are accepted. An invoke body may also
  * be a direct JSON object instead of parameters.
  * - Identity at the invoke tag; arguments are built as JSON: `{"city":` when a parameter opens,
- *   a `string="true"` value streamed as a JSON string (surrounding whitespace stripped),
+ *   a `string="true"` value streamed as a JSON string exactly as written (the encoding puts
+ *   nothing around the value),
  *   a `string="false"` value typed by the tool schema when given, else parsed as JSON (kept as a
  *   string when it is not JSON); `}` and `call.complete` at `</｜DSML｜invoke>`.
  * Look-alikes: markup inside Markdown code is text; a section opener not followed (after at most

@@ -8,9 +8,12 @@
  *
  * (GLM 4.7 may omit the newlines: `<tool_call>get_weather<arg_key>city</arg_key><arg_value>…`.)
  * - Identity when the name ends (newline or `<`); arguments built as JSON, one member per
- *   `<arg_key>`/`<arg_value>` pair, keys and values stripped of surrounding whitespace. A value is
- *   a string when the tool schema says so; otherwise it is parsed as JSON (or a Python literal)
- *   and kept as a string when it is not (vLLM's rule). `}` and `call.complete` at `</tool_call>`.
+ *   `<arg_key>`/`<arg_value>` pair. Keys are stripped of surrounding whitespace; string values are
+ *   kept exactly (the template writes `<arg_value>{{ v }}</arg_value>`, nothing around the value).
+ *   Values are typed by the tool schema (core/schemaValue.ts); without one a value is parsed as
+ *   JSON (or a Python literal) and kept as a string when it is not. Repairs: Python literals and
+ *   backslash-escaped JSON (`[{\"a\": 1}]`) in non-string values. `}` and `call.complete` at
+ *   `</tool_call>`.
  * Look-alikes: markup inside Markdown code is text; `<tool_call>` whose name is empty or not
  * `[A-Za-z0-9_.:/-]+` (e.g. Hermes-style JSON, prose) is text; a stray `</tool_call>` and
  * `<|observation|>` are removed.

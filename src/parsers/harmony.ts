@@ -5,7 +5,9 @@
  *   <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Tokyo"}<|call|>
  *   <|start|>assistant<|channel|>final<|message|>answer<|return|>
  *
- * (the first `<|start|>assistant` is in the prompt). A header runs to `<|message|>`; the body
+ * (the first `<|start|>assistant` is in the prompt). The model may continue that role header with
+ * its recipient, so the output can start ` to=functions.NAME<|channel|>commentary json<|message|>`:
+ * at the very start, `to=` after optional whitespace is read as a header. A header runs to `<|message|>`; the body
  * runs to `<|end|>`, `<|call|>` or `<|return|>`.
  * - `analysis` → thinking; `final` and `commentary` without a recipient (preambles) → text;
  *   a message with a recipient `to=functions.NAME` (in the role or channel part of the header) →

@@ -9,6 +9,10 @@
  *   the name is the id without the `functions.` prefix and the `:IDX` suffix. Identity at
  *   `<|tool_call_argument_begin|>`, the argument JSON streamed as fragments, `call.complete` at
  *   `<|tool_call_end|>`.
+ * - The section opener inside an unclosed `<think>` ends the reasoning (K2 Thinking).
+ * - Repair: a call whose id names no valid tool (`functions.invalid.0`; with `tools`, a name not
+ *   among them) is dropped with `parser.invalid_call`; with `tools`, sanitised ids
+ *   (`functions_get_weather_1`, `functionsexec5`) are matched to their tool.
  * Look-alikes: the markers are special tokens, recognised anywhere (no code awareness). A bare
  * `<|tool_call_begin|>` outside a section is a call; stray closers and `<|im_end|>` are removed.
  */

@@ -5,7 +5,10 @@
  *   {"name": "get_weather", "parameters": {"city": "Tokyo"}}; {"name": "f", "parameters": {}}
  *
  * A call is a `{"name", "parameters"}` object ("arguments" is accepted too) after
- * `<|python_tag|>`, or at the very start of the output; several calls are separated by `;`.
+ * `<|python_tag|>`, or at the very start of the output; several calls are separated by `;` or by
+ * newlines (an object after a call without `;` must start with "name"/"type"). Repair: a call
+ * object that is not valid JSON gets no completion, the rest of its line is dropped, and a valid
+ * call after it is still read.
  * - Identity when "name" closes, the "parameters" value streamed as fragments, `call.complete`
  *   at the `}` closing the object (Llama has no closing marker; `<|eom_id|>`/`<|eot_id|>` are
  *   removed).

@@ -7,7 +7,9 @@
  *   [TOOL_CALLS]f[ARGS]{"a": 1}  /  f[CALL_ID]abc123XYZ[ARGS]{…}   tokenizer v13+
  *
  * Reasoning (Magistral): `[THINK]…[/THINK]`.
- * - Array layout: like Nemotron, each element completes at its closing `}`.
+ * - Array layout: like Nemotron, each element completes at its closing `}`. The model's own id
+ *   (`"id"` after `"arguments"`, as the v0.3 template writes it) is kept: the name is sent when it
+ *   is read, the id (or `call_<index>`) right before `call.complete`.
  * - Named layouts: identity when the name (and `[CALL_ID]`, used as the call id) is read, the
  *   argument object streamed as fragments, `call.complete` at the `}` closing it: Mistral has no
  *   closing marker, the end of the argument JSON is the call's end.

@@ -10,9 +10,11 @@
  *   </tool_call>
  *
  * - Identity at `<function=NAME>`; arguments built as JSON, one member per parameter, the value
- *   with one leading and one trailing newline removed (vLLM's rule). A value is typed by the tool
- *   schema when given; without one, it is parsed as JSON (or a Python literal) and kept as a
- *   string when it is not (SGLang's rule). String values stream as they arrive.
+ *   with one leading and one trailing newline removed (exactly what the chat template inserts;
+ *   other whitespace is the value's). A value is typed by the tool schema when given
+ *   (core/schemaValue.ts); without one, it is parsed as JSON (or a Python literal) and kept as a
+ *   string when it is not (SGLang's rule). Repair: Python literals (`True`, `None`, `{'a': 1}`) in
+ *   non-string values. String values stream as they arrive.
  * - `call.complete` at `</function>` (the call's payload is final there); a missing
  *   `</function>` is tolerated at `</tool_call>`. A parameter value ends only at `</parameter>`,
  *   so source code containing `<parameter=` or `</function>` stays inside the value.
