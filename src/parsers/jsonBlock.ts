@@ -169,40 +169,21 @@ export class JsonBlockParser extends BaseParser {
       case OBJ:
       case ITEM:
         return this.stepObject(kind);
-      case POST: {
-        const from = this.pos;
-        this.skipWs();
-        if (this.atEnd) {
-          this.pos = from;
-          return false;
-        }
-        const t = this.take(kind.close as string);
-        if (t === 'maybe') return false;
-        if (t === 'no') {
-          // Text after the call keeps its leading whitespace.
-          this.pos = from;
-          this.warn('parser.unclosed_call', `call object closed without ${kind.close}; call completed there`);
-        }
-        return this.endBlock();
-      }
+      case POST:
+        return this.closeAfter(
+          kind.close as string,
+          'parser.unclosed_call',
+          `call object closed without ${kind.close}; call completed there`,
+        );
       case ARRAY:
         return this.stepArray(kind);
-      case ARRAY_POST: {
+      case ARRAY_POST:
         if (kind.close === null) return this.endBlock();
-        const from = this.pos;
-        this.skipWs();
-        if (this.atEnd) {
-          this.pos = from;
-          return false;
-        }
-        const t = this.take(kind.close);
-        if (t === 'maybe') return false;
-        if (t === 'no') {
-          this.pos = from;
-          this.warn('parser.unclosed_section', `JSON array of calls not followed by ${kind.close}`);
-        }
-        return this.endBlock();
-      }
+        return this.closeAfter(
+          kind.close,
+          'parser.unclosed_section',
+          `JSON array of calls not followed by ${kind.close}`,
+        );
       case SKIP: {
         const close = kind.close as string;
         let set = this.closeSets.get(close);
@@ -216,6 +197,24 @@ export class JsonBlockParser extends BaseParser {
       }
     }
     return false;
+  }
+
+  /** The JSON ended: whitespace, then `close` ends the block; anything else ends it with a warning. */
+  private closeAfter(close: string, code: string, message: string): boolean {
+    const from = this.pos;
+    this.skipWs();
+    if (this.atEnd) {
+      this.pos = from;
+      return false;
+    }
+    const t = this.take(close);
+    if (t === 'maybe') return false;
+    if (t === 'no') {
+      // Text after the call keeps its leading whitespace.
+      this.pos = from;
+      this.warn(code, message);
+    }
+    return this.endBlock();
   }
 
   /** After the opener (and a named block's header): whitespace, then the body or not markup. */
