@@ -20,6 +20,21 @@ export { SluiceLimitError, DEFAULT_LIMITS, LIMIT_ERROR_TYPE, MAX_STRING_CHARS, l
 export type { TurnLimits, LimitHit, LimitName } from './engine/limits';
 export type { RunTurnOptions, RunTurnResult, TurnPolicy, ApprovalRequest, StreamSource, StreamItem } from './engine/runTurn';
 export type { FetchResponseLike, ReadableStreamLike, StreamInput } from './engine/streamSource';
+// Durable turns (docs/durability.md): journal, stores, resume.
+export { resumeTurn, withDurability, unknownOutcomeResult, ResumeError } from './engine/resume';
+export type { DurabilityHints, ReconcileCall, ReconcileOutcome, ResumeTurnOptions, ResumeTurnResult, ResumedCall } from './engine/resume';
+export { TurnJournal, createTurnJournal } from './journal/journal';
+export type { TurnJournalHeader } from './journal/journal';
+export { FileJournalStore } from './journal/fileStore';
+export type { FileStoreOptions } from './journal/fileStore';
+export { MemoryJournalStore } from './journal/memoryStore';
+export { PostgresJournalStore } from './journal/pgStore';
+export type { PostgresStoreOptions, PgPoolLike, PgClientLike } from './journal/pgStore';
+export { openStore, registerStoreOpener } from './journal/open';
+export { JournalError, JOURNAL_VERSION } from './journal/records';
+export type { JournalBody, JournalKind, JournalRecord, ResumedHow } from './journal/records';
+export type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './journal/store';
+export { foldJournal, journalTrace } from './journal/state';
 export * from './execute/tools';
 export { isSafeCall, classifyCall } from './execute/safety';
 export { classifyCommand } from './execute/shell';

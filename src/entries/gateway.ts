@@ -4,6 +4,10 @@
  */
 export { startGateway } from '../gateway/server';
 export type { GatewayOptions, Gateway } from '../gateway/server';
-export { startScriptedUpstream, Gate } from '../gateway/scripted';
-export type { Script, ScriptLine, ScriptResponse, ScriptSource, ScriptedUpstream, ScriptedUpstreamOptions, RecordedRequest } from '../gateway/scripted';
+export { startScriptedUpstream, startTraceBackend, Gate } from '../gateway/scripted';
+export type { Script, ScriptLine, ScriptResponse, ScriptSource, ScriptedUpstream, ScriptedUpstreamOptions, RecordedRequest, TraceBackend } from '../gateway/scripted';
 export { AnthropicSseEncoder, toAnthropicMessage } from '../encode/anthropicSse';
+export { ChatSseEncoder, toChatCompletion } from '../encode/chatSse';
+export type { ChatEncodeOptions } from '../encode/chatSse';
+export { ResponsesSseEncoder, toResponsesBody } from '../encode/responsesSse';
+export type { ResponsesEncodeOptions } from '../encode/responsesSse';
