@@ -6,7 +6,7 @@
  *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
  *   npm run bench -- --json              machine-readable results
  *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
- *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal
+ *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak
  *
  * Times are CPU time of this process where the bench says so (the machine may be shared; see
  * bench/throughput.ts `timeAsync`), wall time otherwise. Exit code 0 whether or not targets are
@@ -20,10 +20,11 @@ import { benchGatewayInbound, formatGatewayInbound, inboundRatios, type InboundR
 import { benchJournal, formatJournal, type JournalRow } from './journal';
 import { benchLifecycle, formatLifecycle, type LifecycleRow } from './lifecycle';
 import { benchScheduling, formatScheduling, type SchedulingResult } from './scheduling';
+import { benchSoak, formatSoak, type SoakResult } from './soak';
 import { benchThroughput, formatThroughput, type ThroughputRow } from './throughput';
 
-export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal';
-const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal'];
+export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak';
+const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak'];
 
 export interface Target {
   area: string;
@@ -40,6 +41,7 @@ export interface BenchResults {
   throughput?: ThroughputRow[];
   lifecycle?: LifecycleRow[];
   journal?: JournalRow[];
+  soak?: SoakResult;
   scheduling?: SchedulingResult;
   gateway?: GatewayRow[];
   gatewayInbound?: InboundRow[];
@@ -177,6 +179,7 @@ export function formatResults(r: BenchResults): string {
   if (r.gatewayInbound) out.push('## Gateway per inbound API: CPU in its own process, chunks/s, first call (bench/gatewayInbound.ts)', '', formatGatewayInbound(r.gatewayInbound));
   if (r.args) out.push('## Argument path (ArgBuffer)', '', '```', formatArgs(r.args).trimEnd(), '```', '');
   if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
+  if (r.soak) out.push('## Gateway soak: streams, slow bodies and idle sockets together (bench/soak.ts)', '', formatSoak(r.soak));
   if (r.errors.length) out.push('## Errors', '', ...r.errors.map((e) => `- ${e}`), '');
   return out.join('\n');
 }
@@ -232,6 +235,7 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; log?: (s
     return { rows, text: mod.formatRows ? mod.formatRows(rows) : JSON.stringify(rows, null, 2) };
   });
   r.journal = await step('journal', () => benchJournal({ budgetMs: quick ? 300 : 1500, pgUrl: process.env.SLUICE_PG_URL }));
+  r.soak = await step('soak', () => benchSoak(quick ? { durationMs: 10_000 } : {}));
   r.durationS = (performance.now() - t0) / 1000;
   r.machine.load1End = os.loadavg()[0]!;
   r.targets = evaluateTargets(r);

@@ -1,0 +1,325 @@
+/**
+ * Soak (issue 11): a `sluice serve` child process under three loads at once for `durationMs`
+ * (default 60 s):
+ *
+ * - `streams` (500) clients, each streaming one three-call turn after another (a scripted
+ *   upstream sends 11 chunks 100 ms apart, ~1.1 s per turn); every turn is checked (three
+ *   `tool_use` blocks with the right inputs, then `message_stop`);
+ * - `slowBodies` (100) clients sending a request body at 1 byte/s (re-opened when the gateway
+ *   closes them at its body timeout);
+ * - `idleSockets` (1,000) connections that never send a byte (re-opened when the gateway closes
+ *   them at its header timeout, or evicts them for newer connections).
+ *
+ * Measured: turns completed and correct, added latency per turn (the client receiving
+ * `message_stop` minus the upstream writing the turn's last line; p50/p99/max), the gateway's RSS
+ * and open file descriptors (start, max, end; Linux /proc), /health latency (max) and the soft
+ * `ulimit -n`. The gateway runs with its defaults except the limits the load needs
+ * (`--max-concurrency` and `--max-connections`).
+ *
+ *   npm run build && node dist/bench/soak.js [--duration MS]      (or: npx ts-node bench/soak.ts)
+ *   npm run bench -- --only soak
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { chatChunk, type RecordedRequest, type ScriptLine, startScriptedUpstream } from '../src/gateway/scripted';
+
+export interface SoakOptions {
+  durationMs?: number;
+  streams?: number;
+  slowBodies?: number;
+  idleSockets?: number;
+}
+
+export interface SoakResult {
+  durationS: number;
+  streams: number;
+  slowBodies: number;
+  idleSockets: number;
+  turns: number;
+  correct: number;
+  failed: number;
+  addedP50Ms: number;
+  addedP99Ms: number;
+  addedMaxMs: number;
+  healthMaxMs: number;
+  healthFailures: number;
+  rssStartMiB: number;
+  rssMaxMiB: number;
+  rssEndMiB: number;
+  fdsStart: number;
+  fdsMax: number;
+  fdsEnd: number;
+  slowBodyCloses: number;
+  idleCloses: number;
+  ulimitN: string;
+  alive: boolean;
+}
+
+const PATHS = ['a.txt', 'b.txt', 'c.txt'];
+
+function turnLines(): ScriptLine[] {
+  const lines: ScriptLine[] = [{ t: 0, data: chatChunk({ content: '' }) }];
+  let t = 0;
+  PATHS.forEach((p, i) => {
+    lines.push({ t: (t += 100), data: chatChunk({ tool: { index: i, id: `call_${i}`, name: 'read_file', args: '' } }) });
+    lines.push({ t: (t += 100), data: chatChunk({ tool: { index: i, args: '{"path": ' } }) });
+    lines.push({ t: (t += 100), data: chatChunk({ tool: { index: i, args: JSON.stringify(p) + '}' } }) });
+  });
+  lines.push({ t: (t += 100), data: chatChunk({ finish: 'tool_calls' }) });
+  lines.push({ t: (t += 10), data: chatChunk({ usage: { prompt_tokens: 10, completion_tokens: 20 } }) });
+  lines.push({ t: (t += 10), data: '[DONE]' });
+  return lines;
+}
+
+const BODY_TOOLS = [{ name: 'read_file', input_schema: { type: 'object', properties: { path: { type: 'string' } } } }];
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function procNum(pid: number, what: 'rss' | 'fds'): number {
+  try {
+    if (what === 'fds') return fs.readdirSync(`/proc/${pid}/fd`).length;
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The gateway CLI: the built one next to this file, or the sources through ts-node. */
+function cliCommand(): string[] {
+  const built = path.join(__dirname, '../src/cli/main.js');
+  if (__filename.endsWith('.js') && fs.existsSync(built)) return [built];
+  return ['-r', 'ts-node/register/transpile-only', path.join(__dirname, '../src/cli/main.ts')];
+}
+
+/** Count tool_use inputs and the terminal event in an Anthropic SSE body. */
+function checkTurn(text: string): boolean {
+  if (!text.includes('event: message_stop')) return false;
+  const inputs = [...text.matchAll(/"partial_json":"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(JSON.parse(`"${m[1]}"`) as string) as { path?: string });
+  return inputs.length === 3 && inputs.every((x, i) => x.path === PATHS[i]);
+}
+
+export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
+  const durationMs = opts.durationMs ?? 60_000;
+  const nStreams = opts.streams ?? 500;
+  const nSlow = opts.slowBodies ?? 100;
+  const nIdle = opts.idleSockets ?? 1000;
+  const byModel = new Map<string, RecordedRequest>();
+  const lines = turnLines();
+  const up = await startScriptedUpstream({
+    script: (req) => {
+      byModel.set(String((req.body as { model?: unknown }).model), req);
+      return lines;
+    },
+    maxRecorded: 100,
+  });
+  const proc = spawn(
+    process.execPath,
+    [...cliCommand(), 'serve', '--upstream', up.url, '--port', '0', '--max-concurrency', String(nStreams + 50), '--max-connections', String(nStreams + nSlow + nIdle + 200), '--log-level', 'warn'],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
+  );
+  let alive = true;
+  proc.on('exit', () => (alive = false));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error('soak: the gateway did not start')), 30_000);
+    proc.stderr!.setEncoding('utf8');
+    proc.stderr!.on('data', (c: string) => {
+      buf += c;
+      const m = /sluice gateway on (http:\/\/\S+)/.exec(buf);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+      if (buf.length > 65_536) buf = buf.slice(-4096);
+    });
+    proc.on('exit', (code) => reject(new Error(`soak: the gateway exited (${code})`)));
+  });
+  const u = new URL(url);
+  const pid = proc.pid!;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: nStreams });
+  let running = true;
+  const end = performance.now() + durationMs;
+
+  // ---- idle sockets and slow bodies, re-opened while running
+  let idleCloses = 0;
+  let slowCloses = 0;
+  const opened = new Set<net.Socket>();
+  const idle = (): void => {
+    if (!running) return;
+    const s = net.connect(Number(u.port), u.hostname);
+    opened.add(s);
+    s.on('error', () => undefined);
+    s.on('data', () => undefined);
+    s.on('close', () => {
+      opened.delete(s);
+      if (!running) return;
+      idleCloses++;
+      setTimeout(idle, 50);
+    });
+  };
+  const slow = (): void => {
+    if (!running) return;
+    const s = net.connect(Number(u.port), u.hostname);
+    opened.add(s);
+    let timer: NodeJS.Timeout | undefined;
+    s.on('connect', () => {
+      s.write(`POST /v1/messages HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{`);
+      timer = setInterval(() => s.write(' '), 1000);
+    });
+    s.on('error', () => undefined);
+    s.on('data', () => undefined);
+    s.on('close', () => {
+      if (timer) clearInterval(timer);
+      opened.delete(s);
+      if (!running) return;
+      slowCloses++;
+      setTimeout(slow, 50);
+    });
+  };
+  for (let i = 0; i < nIdle; i++) idle();
+  for (let i = 0; i < nSlow; i++) slow();
+
+  // ---- resource samples and /health
+  const rssStart = procNum(pid, 'rss');
+  const fdsStart = procNum(pid, 'fds');
+  let rssMax = rssStart;
+  let fdsMax = fdsStart;
+  let healthMax = 0;
+  let healthFailures = 0;
+  const sampler = setInterval(() => {
+    rssMax = Math.max(rssMax, procNum(pid, 'rss'));
+    fdsMax = Math.max(fdsMax, procNum(pid, 'fds'));
+    const t0 = performance.now();
+    const req = http.get(url + '/health', { agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        healthMax = Math.max(healthMax, performance.now() - t0);
+        if (res.statusCode !== 200) healthFailures++;
+      });
+    });
+    req.on('timeout', () => {
+      healthFailures++;
+      req.destroy();
+    });
+    req.on('error', () => undefined);
+  }, 500);
+
+  // ---- the streams
+  let turns = 0;
+  let correct = 0;
+  let failed = 0;
+  const added: number[] = [];
+  let seq = 0;
+  const one = (client: number): Promise<void> =>
+    new Promise((resolve) => {
+      const model = `soak-${client}-${seq++}`;
+      const body = JSON.stringify({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'go' }], tools: BODY_TOOLS });
+      const req = http.request(url + '/v1/messages', { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          const at = performance.now();
+          turns++;
+          const rec = byModel.get(model);
+          byModel.delete(model);
+          if (res.statusCode === 200 && checkTurn(text)) {
+            correct++;
+            const last = rec?.writes[rec.writes.length - 1]?.at;
+            if (last !== undefined) added.push(at - last);
+          } else failed++;
+          resolve();
+        });
+        res.on('error', () => {
+          failed++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failed++;
+        byModel.delete(model);
+        resolve();
+      });
+      req.end(body);
+    });
+  const clients = Array.from({ length: nStreams }, async (_, c) => {
+    await new Promise((r) => setTimeout(r, (c * 1100) / nStreams)); // spread the starts over one turn
+    while (performance.now() < end) await one(c);
+  });
+  await Promise.all(clients);
+  running = false;
+  clearInterval(sampler);
+  const rssEnd = procNum(pid, 'rss');
+  const fdsEnd = procNum(pid, 'fds');
+  for (const s of opened) s.destroy();
+  agent.destroy();
+  const wasAlive = alive;
+  proc.kill('SIGTERM');
+  await new Promise((r) => (alive ? proc.once('exit', r) : r(undefined)));
+  await up.close();
+  let ulimitN = 'unknown';
+  try {
+    ulimitN = execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim();
+  } catch {
+    // not a POSIX shell
+  }
+  added.sort((a, b) => a - b);
+  const r2 = (x: number): number => Math.round(x * 100) / 100;
+  return {
+    durationS: r2(durationMs / 1000),
+    streams: nStreams,
+    slowBodies: nSlow,
+    idleSockets: nIdle,
+    turns,
+    correct,
+    failed,
+    addedP50Ms: r2(pct(added, 50)),
+    addedP99Ms: r2(pct(added, 99)),
+    addedMaxMs: r2(added[added.length - 1] ?? NaN),
+    healthMaxMs: r2(healthMax),
+    healthFailures,
+    rssStartMiB: r2(rssStart),
+    rssMaxMiB: r2(rssMax),
+    rssEndMiB: r2(rssEnd),
+    fdsStart,
+    fdsMax,
+    fdsEnd,
+    slowBodyCloses: slowCloses,
+    idleCloses,
+    ulimitN,
+    alive: wasAlive,
+  };
+}
+
+export function formatSoak(r: SoakResult): string {
+  return [
+    `${r.streams} streaming clients, ${r.slowBodies} slow-body clients (1 byte/s), ${r.idleSockets} idle sockets, ${r.durationS} s, \`ulimit -n\` ${r.ulimitN}; gateway alive at the end: ${r.alive ? 'yes' : '**no**'}.`,
+    '',
+    '| turns | correct | failed | added p50 ms | added p99 ms | added max ms | /health max ms | /health failures | RSS MiB start / max / end | fds start / max / end | slow bodies closed | idle sockets closed |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|',
+    `| ${r.turns} | ${r.correct} | ${r.failed} | ${r.addedP50Ms} | ${r.addedP99Ms} | ${r.addedMaxMs} | ${r.healthMaxMs} | ${r.healthFailures} | ${r.rssStartMiB} / ${r.rssMaxMiB} / ${r.rssEndMiB} | ${r.fdsStart} / ${r.fdsMax} / ${r.fdsEnd} | ${r.slowBodyCloses} | ${r.idleCloses} |`,
+    '',
+  ].join('\n');
+}
+
+if (require.main === module) {
+  const i = process.argv.indexOf('--duration');
+  const durationMs = i > 0 ? Number(process.argv[i + 1]) : undefined;
+  benchSoak(durationMs ? { durationMs } : {})
+    .then((r) => {
+      process.stdout.write(formatSoak(r));
+      process.stdout.write(JSON.stringify(r) + '\n');
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`soak: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    });
+}
