@@ -4,7 +4,7 @@
  * A gateway bound to loopback needs none (only this machine can reach it). Any other bind needs
  * at least one API key (`--api-key` / `SLUICE_API_KEY`, several separated by commas) unless the
  * operator says `--no-auth` (and is warned). Clients present the key the way Anthropic and
- * OpenAI clients already do: `x-api-key: KEY` or `Authorization: Bearer KEY`.
+ * OpenAI clients already do: `x-api-key: KEY` or `Authorization: Bearer KEY` (or Gemini's `x-goog-api-key`).
  *
  * Keys are compared in constant time (SHA-256 of both sides, then `timingSafeEqual`, so neither
  * the content nor the length of a key leaks through timing). Keys are never logged; the only
@@ -62,7 +62,7 @@ export function resolveAuth(opts: { host: string; apiKeys?: string[]; noAuth?: b
   );
 }
 
-/** The key a client presented: `x-api-key`, else `Authorization: Bearer …`. */
+/** The key a client presented: `x-api-key`, else `Authorization: Bearer …`, else `x-goog-api-key` (Gemini clients). */
 export function presentedKey(req: IncomingMessage): string | undefined {
   const k = req.headers['x-api-key'];
   if (typeof k === 'string' && k.length > 0) return k;
@@ -71,6 +71,8 @@ export function presentedKey(req: IncomingMessage): string | undefined {
     const m = /^Bearer\s+(.+)$/i.exec(a.trim());
     if (m) return m[1];
   }
+  const g = req.headers['x-goog-api-key'];
+  if (typeof g === 'string' && g.length > 0) return g;
   return undefined;
 }
 

@@ -30,6 +30,7 @@ import type { OutputEvent } from '../release/output';
 import type { StreamEvent, WireFormat } from '../wire/events';
 import type { StreamReader } from '../wire/index';
 import { type CanonicalRequest, estimateInputTokens, mapModel, type ModelMapping, singleToolRequested, type ToolParam } from './canonical';
+import { presentedKey } from './auth';
 import { GatewayError, invalidRequest, toAnthropicErrorType } from './errors';
 import { checkUpstreamContentType, IdleTimer, sseProgress, StreamFence } from './hygiene';
 import type { GatewayMetrics } from './metrics';
@@ -89,19 +90,8 @@ interface ExchangeStats {
   warnings: number;
 }
 
-/** The key the client presented: `x-api-key`, else `Authorization: Bearer …`, else `x-goog-api-key`. */
-export function clientKey(req: http.IncomingMessage): string | undefined {
-  const k = req.headers['x-api-key'];
-  if (typeof k === 'string' && k.length > 0) return k;
-  const a = req.headers.authorization;
-  if (typeof a === 'string') {
-    const m = /^Bearer\s+(.+)$/i.exec(a.trim());
-    if (m) return m[1];
-  }
-  const g = req.headers['x-goog-api-key'];
-  if (typeof g === 'string' && g.length > 0) return g;
-  return undefined;
-}
+/** The key the client presented (one reading for auth and pass-through: auth.ts `presentedKey`). */
+export const clientKey: (req: http.IncomingMessage) => string | undefined = presentedKey;
 
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;

@@ -69,7 +69,7 @@ async function probe(fn: () => Promise<void>): Promise<void> {
   expect(gw.alive()).toBe(true);
   if (baseline > 0) {
     let rss = gw.rss() ?? 0;
-    for (let i = 0; i < 30 && rss > baseline * 1.2; i++) {
+    for (let i = 0; i < (HEAVY ? 150 : 30) && rss > baseline * 1.2; i++) {
       await sleep(100);
       rss = gw.rss() ?? 0;
     }
