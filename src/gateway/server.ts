@@ -464,6 +464,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         server.close();
         server.closeIdleConnections();
         const ended = await started;
+        // Let finished responses flush: their connections close as they turn idle (close()
+        // destroys sockets, which would drop bytes still buffered).
+        const until = performance.now() + 2_000;
+        while (sockets.size > 0 && performance.now() < until) {
+          server.closeIdleConnections();
+          await new Promise((r) => setTimeout(r, 20));
+        }
         await close();
         return ended;
       })();
