@@ -1,0 +1,106 @@
+/** The small pieces of the gateway's hygiene, auth and validation, case by case. */
+import { isLoopback, keyMatches, parseApiKeys, resolveAuth } from '../../../src/gateway/auth';
+import { toAnthropicErrorType } from '../../../src/gateway/errors';
+import { IdleTimer, sseProgress, StreamFence } from '../../../src/gateway/hygiene';
+import { Drain } from '../../../src/gateway/shutdown';
+import { deepestOver, validateMessagesBody } from '../../../src/gateway/validate';
+import type { StreamEvent } from '../../../src/wire/events';
+
+test('sseProgress: comments and blank lines are not progress; data (even mid-line) is', () => {
+  expect(sseProgress(Buffer.from(': keep-alive\n\n'))).toBe(false);
+  expect(sseProgress(Buffer.from('\n\r\n: x\n: y\n'))).toBe(false);
+  expect(sseProgress(Buffer.from(': x\ndata: {}\n\n'))).toBe(true);
+  expect(sseProgress(Buffer.from('abc"}\n\n'))).toBe(true);
+});
+
+test('StreamFence: a call index first seen after finish is dropped with one warning; known calls flow', () => {
+  const f = new StreamFence();
+  const a = f.filter([{ type: 'call.identity', index: 0, id: 'a', name: 'x' }, { type: 'finish', reason: 'tool_calls' }]);
+  expect(a).toHaveLength(2);
+  const late: StreamEvent[] = [
+    { type: 'call.fragment', index: 0, text: '}' },
+    { type: 'call.identity', index: 1, id: 'b', name: 'y' },
+    { type: 'call.fragment', index: 1, text: '{}' },
+    { type: 'usage', usage: { outputTokens: 3 } },
+  ];
+  const b = f.filter(late);
+  expect(b.map((e) => e.type)).toEqual(['call.fragment', 'warning', 'usage']);
+  expect(f.filter([{ type: 'call.identity', index: 2, id: 'c', name: 'z' }])).toEqual([]);
+});
+
+test('IdleTimer: fires after silence, never while paused, and re-arms with the full window on resume', async () => {
+  let fired = 0;
+  const t = new IdleTimer(60, () => fired++);
+  t.pause();
+  await new Promise((r) => setTimeout(r, 120));
+  expect(fired).toBe(0);
+  t.resume();
+  await new Promise((r) => setTimeout(r, 30));
+  expect(fired).toBe(0);
+  await new Promise((r) => setTimeout(r, 80));
+  expect(fired).toBe(1);
+  t.stop();
+});
+
+test('deepestOver: iterative, names the top-level key, ignores shallow bodies', () => {
+  let deep: unknown = 1;
+  for (let i = 0; i < 100_000; i++) deep = { a: deep };
+  expect(deepestOver({ model: 'x', tools: [{ input_schema: deep }] }, 128)).toBe('tools');
+  expect(deepestOver({ a: [{ b: { c: 1 } }] }, 128)).toBeUndefined();
+  expect(deepestOver([[[[1]]]], 3)).toBe('0');
+});
+
+test('validateMessagesBody: tool_result must answer the previous assistant message (system messages skipped)', () => {
+  const ok = {
+    messages: [
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+      { role: 'system', content: 'note' },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'r' }] },
+    ],
+  };
+  expect(() => validateMessagesBody(ok)).not.toThrow();
+  const stale = { messages: [...ok.messages, { role: 'assistant', content: 'ok' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1' }] }] };
+  expect(() => validateMessagesBody(stale)).toThrow(/messages\.5\.content\.0: unexpected `tool_use_id`/);
+  expect(() => validateMessagesBody({ max_tokens: 2 ** 20 })).not.toThrow();
+  expect(() => validateMessagesBody({ max_tokens: 2 ** 20 + 1 })).toThrow(/max_tokens/);
+  expect(() => validateMessagesBody({ tools: [{ name: 'mcp__srv__tool-1', input_schema: { type: 'object' } }] })).not.toThrow();
+  expect(() => validateMessagesBody({ tools: [{ name: 'a'.repeat(65), input_schema: { type: 'object' } }] })).toThrow(/tools\.0\.name/);
+});
+
+test('toAnthropicErrorType maps backend types and keeps Anthropic ones', () => {
+  expect(toAnthropicErrorType('server_error')).toBe('api_error');
+  expect(toAnthropicErrorType('rate_limit_exceeded')).toBe('rate_limit_error');
+  expect(toAnthropicErrorType('overloaded_error')).toBe('overloaded_error');
+  expect(toAnthropicErrorType('limit_exceeded')).toBe('api_error');
+  expect(toAnthropicErrorType('context_length_exceeded')).toBe('invalid_request_error');
+  expect(toAnthropicErrorType('something_new')).toBe('api_error');
+});
+
+test('auth: loopback needs nothing, other binds need keys or noAuth; keys compare by value', () => {
+  for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1']) expect(isLoopback(h)).toBe(true);
+  for (const h of ['0.0.0.0', '::', '10.0.0.5', '192.168.1.2', 'example.com']) expect(isLoopback(h)).toBe(false);
+  expect(resolveAuth({ host: '127.0.0.1' })).toBeUndefined();
+  expect(() => resolveAuth({ host: '0.0.0.0' })).toThrow(/--api-key/);
+  expect(resolveAuth({ host: '0.0.0.0', noAuth: true })).toBeUndefined();
+  const a = resolveAuth({ host: '0.0.0.0', apiKeys: parseApiKeys(' k1 , k2,,') })!;
+  expect(a.digests).toHaveLength(2);
+  expect(keyMatches(a, 'k2')).toBe(true);
+  expect(keyMatches(a, 'k3')).toBe(false);
+  expect(keyMatches(a, undefined)).toBe(false);
+});
+
+test('Drain: resolves at once when idle; ends the stragglers at the deadline', async () => {
+  expect(await new Drain().start(1000)).toBe(0);
+  const d = new Drain();
+  const ended: string[] = [];
+  const doneA = d.register(() => ended.push('a'));
+  const doneB = d.register((m) => {
+    ended.push(m);
+    doneB();
+  });
+  setTimeout(() => doneA(), 10);
+  expect(await d.start(100, 100)).toBe(1);
+  expect(ended).toEqual([expect.stringMatching(/shutting down/)]);
+  expect(d.draining).toBe(true);
+});
