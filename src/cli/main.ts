@@ -31,7 +31,7 @@ const COMMANDS: Record<string, Command> = {
     load: () => import('./convert'),
   },
   serve: {
-    summary: 'Anthropic Messages gateway over an OpenAI-compatible upstream',
+    summary: 'gateway: Messages, Responses and Chat Completions in; OpenAI chat, Responses, Anthropic or Gemini upstream (or scripted:demo)',
     load: () => import('./serve'),
   },
   analyze: {
