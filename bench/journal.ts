@@ -95,8 +95,12 @@ export async function benchJournal(opts: { budgetMs?: number; dir?: string; pgUr
       if (opts.pgUrl) {
         try {
           const spec = '../src/journal/pgStore';
-          const mod = (await import(spec)) as { PostgresJournalStore: { connect(o: { connectionString: string }): Promise<JournalStore> } };
-          const pg = await mod.PostgresJournalStore.connect({ connectionString: opts.pgUrl });
+          const mod = (await import(spec)) as {
+            PostgresJournalStore: { connect(o: { connectionString: string; tablePrefix: string }): Promise<JournalStore> };
+          };
+          // Fresh tables per run: the database outlives the bench, turn ids restart at 1.
+          const tablePrefix = `bench_${process.pid}_${Date.now() % 1_000_000}_`;
+          const pg = await mod.PostgresJournalStore.connect({ connectionString: opts.pgUrl, tablePrefix });
           stores.push(['postgres', () => pg]);
         } catch (err) {
           rows.push({ what: `postgres unavailable: ${err instanceof Error ? err.message : String(err)}`, store: 'postgres', wallMs: NaN, cpuMs: NaN, samples: 0 });

@@ -75,6 +75,14 @@ export function recordKey(r: JournalBody): string | undefined {
 
 const RESOLVED = Promise.resolve();
 
+/** Records that go to an async store in one append. */
+interface Batch {
+  recs: JournalRecord[];
+  /** Any of them must be durable: the whole append is. */
+  durable: boolean;
+  done: Promise<void>;
+}
+
 export class TurnJournal {
   /** Set by a resume: decides, per call about to start, whether it runs. */
   beforeRun?: (call: RunToolInput, journalAttempt: number) => Promise<BeforeRun>;
@@ -87,6 +95,8 @@ export class TurnJournal {
   private readonly textKnown: ReadonlySet<number>;
   private readonly readOnly: boolean;
   private chain: Promise<void> = RESOLVED;
+  /** Records waiting for the append in flight to finish (async stores). */
+  private batch?: Batch;
   private broken = false;
   private readonly resumed = new Map<string, ResumedHow>();
   private attached = false;
@@ -134,13 +144,23 @@ export class TurnJournal {
         return Promise.reject(err);
       }
     }
-    const p = this.chain.then(() =>
-      this.broken
-        ? Promise.reject(new JournalError('journal failed earlier'))
-        : this.store.append(this.turn, [rec], { durable }),
-    );
-    this.chain = p.catch((err: unknown) => this.fail(rec, err));
-    return p;
+    // Group commit for async stores: records written while an append is in flight wait together
+    // and go out as one append (one transaction, one fsync) right after it, in order.
+    let b = this.batch;
+    if (b === undefined) {
+      const open: Batch = { recs: [], durable: false, done: RESOLVED };
+      open.done = this.chain.then(() => {
+        if (this.batch === open) this.batch = undefined; // later records start the next batch
+        return this.broken
+          ? Promise.reject(new JournalError('journal failed earlier'))
+          : this.store.append(this.turn, open.recs, { durable: open.durable });
+      });
+      this.chain = open.done.catch((err: unknown) => this.fail(open.recs[0]!, err));
+      this.batch = b = open;
+    }
+    b.recs.push(rec);
+    b.durable ||= durable;
+    return b.done;
   }
 
   private fail(rec: JournalRecord, err: unknown): void {

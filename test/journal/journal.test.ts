@@ -221,7 +221,10 @@ describe('checkTrace sees crash and resume', () => {
 class SlowStore implements JournalStore {
   readonly name = 'slow';
   private readonly inner = new MemoryJournalStore();
+  /** Sizes of the appends, and whether each was durable. */
+  readonly appends: { size: number; durable: boolean }[] = [];
   async append(turn: string, records: readonly JournalRecord[], opts: AppendOptions): Promise<void> {
+    this.appends.push({ size: records.length, durable: opts.durable });
     await new Promise((r) => setTimeout(r, 2));
     await this.inner.append(turn, records, opts);
   }
@@ -238,6 +241,34 @@ class SlowStore implements JournalStore {
     return this.inner.close();
   }
 }
+
+describe('group commit on an async store', () => {
+  test('records written while an append is in flight go out together, in order; a batch is durable when any record is', async () => {
+    const store = new SlowStore();
+    const journal = await createTurnJournal(store, 'g'); // append 1: the header alone
+    const done = [
+      journal.write({ k: 'attempt', a: 1, t: 1 }), // append 2 starts with this one…
+      journal.write({ k: 'text', a: 1, t: 2, text: 'x' }), // …and these join it before it starts
+      journal.write({ k: 'end', a: 1, t: 3 }),
+    ];
+    await Promise.resolve();
+    const late = journal.write({ k: 'committed', a: 1, t: 4, outcome: 'done', callIds: [] }); // next batch
+    await Promise.all([...done, late]);
+    await journal.flush();
+    expect(store.appends).toEqual([
+      { size: 1, durable: true },
+      { size: 3, durable: false },
+      { size: 1, durable: true },
+    ]);
+    expect((await store.read('g')).records.map((r) => [r.n, r.k])).toEqual([
+      [0, 'turn'],
+      [1, 'attempt'],
+      [2, 'text'],
+      [3, 'end'],
+      [4, 'committed'],
+    ]);
+  });
+});
 
 describe('write-ahead: the tool itself finds its durable `started` record when it runs', () => {
   test.each([
