@@ -4,6 +4,8 @@
  */
 export { startGateway } from '../gateway/server';
 export type { GatewayOptions, Gateway } from '../gateway/server';
+export type { GatewayMetrics } from '../gateway/metrics';
+export { DEFAULT_DRAIN_MS } from '../gateway/shutdown';
 export { startScriptedUpstream, startTraceBackend, Gate } from '../gateway/scripted';
 export type { Script, ScriptLine, ScriptResponse, ScriptSource, ScriptedUpstream, ScriptedUpstreamOptions, RecordedRequest, TraceBackend } from '../gateway/scripted';
 export { AnthropicSseEncoder, toAnthropicMessage } from '../encode/anthropicSse';
