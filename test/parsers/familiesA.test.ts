@@ -20,7 +20,7 @@ import {
   type ContentServer,
   type Lookalike,
 } from './familySuite';
-import { callEvs, summarize, textEv as text, thinkingEv as thinking } from './helpers';
+import { callEvs, expectAtEverySplit, summarize, textEv as text, thinkingEv as thinking } from './helpers';
 
 const THINK = ['<think>', '</think>'];
 const CALLS = [
@@ -470,5 +470,29 @@ describe('batch A through the text adapter: raw MiniMax-M2 content streamed by a
       perChunk.findIndex((evs) => evs.some((e) => e.type === 'call.complete' && e.index === i));
     expect([doneAt(0), doneAt(1)]).toEqual([3, 3]);
     expect(all.find((e) => e.type === 'finish')).toMatchObject({ reason: 'tool_calls' });
+  });
+});
+
+// What may stand between two calls inside one wrapper differs per XML-parameter family
+// (src/parsers/xmlParams.ts `between`): Seed-OSS allows another call, MiniMax-M2 drops anything.
+describe('between calls inside one wrapper', () => {
+  test('Seed-OSS: a second <function=…> in the same <seed:tool_call> is a second call', () => {
+    expectAtEverySplit({
+      family: 'seed-oss',
+      input:
+        '<seed:tool_call>\n<function=read>\n<parameter=path>a.ts</parameter>\n</function>\n' +
+        '<function=grep>\n<parameter=pattern>TODO</parameter>\n</function>\n</seed:tool_call>',
+      expected: [...callEvs(0, 'read', { path: 'a.ts' }), ...callEvs(1, 'grep', { pattern: 'TODO' })],
+    });
+  });
+
+  test('MiniMax-M2: text between two <invoke> blocks of one section is dropped, both calls kept', () => {
+    expectAtEverySplit({
+      family: 'minimax-m2',
+      input:
+        '<minimax:tool_call>\n<invoke name="read">\n<parameter name="path">a.ts</parameter>\n</invoke>\nstray words\n' +
+        '<invoke name="grep">\n<parameter name="pattern">TODO</parameter>\n</invoke>\n</minimax:tool_call>',
+      expected: [...callEvs(0, 'read', { path: 'a.ts' }), ...callEvs(1, 'grep', { pattern: 'TODO' })],
+    });
   });
 });
