@@ -38,8 +38,7 @@ function parse(family: string, chunks: Uint8Array[]): { name?: string; args: str
 
 describe.each(listFamilies().map((f) => [f.name]))('%s', (family) => {
   it('parses a 1 MB call in 1–16 byte chunks in linear time', () => {
-    const perByte: number[] = [];
-    for (const size of [100_000, 1_000_000]) {
+    const inputs = [100_000, 1_000_000].map((size) => {
       const content = bigValue(size);
       const bytes = new TextEncoder().encode(callStream(family, content));
       const chunks = chunk(bytes, 5);
@@ -47,14 +46,17 @@ describe.each(listFamilies().map((f) => [f.name]))('%s', (family) => {
       expect(r.name).toBe('write_file');
       expect(r.completes).toBe(1);
       expect((JSON.parse(r.args) as { content: string }).content).toBe(content);
-      perByte.push(
-        Math.min(
-          cpu(() => parse(family, chunks)),
-          cpu(() => parse(family, chunks)),
-        ) / bytes.length,
-      );
+      return { bytes: bytes.length, chunks };
+    });
+    // A quadratic parser is ~10× per byte at every try; a GC cycle of the test worker's large heap
+    // can slow one measurement several-fold, so up to three tries, and the best ratio counts.
+    const ratios: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const perByte = inputs.map(({ bytes, chunks }) => Math.min(cpu(() => parse(family, chunks)), cpu(() => parse(family, chunks))) / bytes);
+      ratios.push(perByte[1]! / perByte[0]!);
+      if (ratios[ratios.length - 1]! < 3) break;
     }
-    expect(perByte[1] / perByte[0]).toBeLessThan(3);
+    expect(Math.min(...ratios)).toBeLessThan(3);
   });
 
   it('holds back only a marker-length suffix inside text and values', () => {
