@@ -12,7 +12,7 @@
  *
  * A family declares its blocks (`BlockKind`: opener, closer or none, body object / array /
  * either) and the shape of a call object (`envelope`: core `JsonEnvelope`'s `{"name",
- * "arguments"|"parameters"}` by default, or `KeyedShape` keys such as `{"tool_name",
+ * "arguments"|"parameters"}` by default, or `EnvelopeShape` keys such as `{"tool_name",
  * "parameters"}` or `{"NAME": {…}}`). Completion evidence:
  * - one object with a closer: the closer (as Hermes), so the whole call is final there;
  * - an array, or an object without a closer: the `}` closing each object (as Nemotron), so the
@@ -39,13 +39,13 @@ import {
   H_DONE,
   H_END,
   H_FAIL,
-  H_MORE,
   H_STOP,
   JsonEnvelope,
   JsonValueScanner,
   type EnvelopeHandler,
+  type EnvelopeShape,
 } from './core/json';
-import { isWs, MarkerSet } from './core/markers';
+import { MarkerSet } from './core/markers';
 
 /** What the block engine needs from a call-object reader (core `JsonEnvelope` fits). */
 interface Envelope {
@@ -78,7 +78,7 @@ export interface JsonBlockSpec extends Omit<BaseSpec, 'openers'> {
   openers?: readonly string[];
   blocks: readonly BlockKind[];
   /** The call object's keys; default: core `JsonEnvelope` (`{"name", "arguments"|"parameters"}`). */
-  envelope?: KeyedShape;
+  envelope?: EnvelopeShape;
 }
 
 const PRE = 10;
@@ -101,7 +101,7 @@ function isWordChar(c: number): boolean {
 
 export class JsonBlockParser extends BaseParser {
   private readonly kinds: Map<string, BlockKind>;
-  private readonly shape: KeyedShape | undefined;
+  private readonly shape: EnvelopeShape | undefined;
   private readonly closeSets = new Map<string, MarkerSet>();
   private kind: BlockKind | null = null;
   private call: CallSlot | null = null;
@@ -317,7 +317,7 @@ export class JsonBlockParser extends BaseParser {
     if (this.kind?.named) {
       call.identity(this.headerName);
       this.env = new ArgsEnvelope(h);
-    } else this.env = this.shape === undefined ? new JsonEnvelope(h) : new KeyedEnvelope(h, this.shape);
+    } else this.env = this.shape === undefined ? new JsonEnvelope(h) : new JsonEnvelope(h, this.shape);
   }
 
   private completeCall(): void {
@@ -378,203 +378,6 @@ class ArgsEnvelope implements Envelope {
   feed(buf: string, pos: number, end: number, stop = -1, noStopAt = -1): number {
     const i = this.sc.feed(buf, pos, end, this.emit, stop, noStopAt);
     this.halt = this.sc.halt;
-    return i;
-  }
-}
-
-// ---- KeyedEnvelope ---------------------------------------------------------------------------
-
-const K_START = 0;
-const K_KEY_OR_END = 1;
-const K_KEY = 2;
-const K_COLON = 3;
-const K_VALUE = 4;
-const K_NAME = 5;
-const K_ARGS_STR = 6;
-const K_SCAN = 7;
-const K_AFTER = 8;
-const K_DONE = 9;
-const K_FAIL = 10;
-
-export interface KeyedShape {
-  /** Keys whose string value is the call name (`tool_name`); unused with `keyed`. */
-  nameKeys?: readonly string[];
-  /** Keys whose value is the argument object (`parameters`); unused with `keyed`. */
-  argKeys?: readonly string[];
-  /** `{"NAME": {args}}`: the first key is the call name, its value the arguments (Apertus). */
-  keyed?: boolean;
-}
-
-function decodeString(raw: string): string | undefined {
-  try {
-    const v: unknown = JSON.parse(`"${raw}"`);
-    return typeof v === 'string' ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const noop = (): void => {};
-
-/**
- * One call object whose name and argument keys are the family's own (`{"tool_call_id": "0",
- * "tool_name": "f", "parameters": {…}}`), or whose only key is the name (`{"f": {…}}`). The name is
- * reported when its string closes, the argument value streams as it arrives (a stringified
- * argument object is decoded when its string closes); other keys are skipped. Like `JsonEnvelope`
- * it stops, unconsumed, at `stop` outside strings.
- */
-class KeyedEnvelope implements Envelope {
-  halt = H_END;
-  private st = K_START;
-  private raw = '';
-  private esc = false;
-  private key = '';
-  private keys = 0;
-  private sawArgs = false;
-  private scanArgs = false;
-  private sub: JsonValueScanner | null = null;
-  private readonly emitArgs: (s: string) => void;
-
-  constructor(
-    private readonly h: EnvelopeHandler,
-    private readonly shape: KeyedShape,
-  ) {
-    this.emitArgs = (s: string) => h.args(s);
-  }
-
-  feed(buf: string, pos: number, end: number, stop = -1, noStopAt = -1): number {
-    let i = pos;
-    this.halt = H_END;
-    while (i < end) {
-      const st = this.st;
-      if (st === K_DONE || st === K_FAIL) break;
-      if (st === K_SCAN) {
-        const sub = this.sub as JsonValueScanner;
-        i = sub.feed(buf, i, end, this.scanArgs ? this.emitArgs : noop, stop, noStopAt);
-        if (sub.halt === H_DONE) {
-          this.sub = null;
-          this.st = K_AFTER;
-          continue;
-        }
-        if (sub.halt === H_STOP) this.halt = H_STOP;
-        return i;
-      }
-      if (st === K_KEY || st === K_NAME || st === K_ARGS_STR) {
-        i = this.stringPart(buf, i, end);
-        continue;
-      }
-      const c = buf.charCodeAt(i);
-      if (isWs(c)) {
-        i++;
-        continue;
-      }
-      if (c === stop && i !== noStopAt) {
-        this.halt = H_STOP;
-        return i;
-      }
-      switch (st) {
-        case K_START:
-          if (c !== 123 /* { */) return this.fail(i);
-          this.st = K_KEY_OR_END;
-          i++;
-          break;
-        case K_KEY_OR_END:
-          if (c === 34 /* " */) {
-            this.st = K_KEY;
-            this.raw = '';
-            i++;
-          } else if (c === 125 /* } */ && this.keys === 0) {
-            this.st = K_DONE;
-            i++;
-          } else return this.fail(i);
-          break;
-        case K_COLON:
-          if (c !== 58 /* : */) return this.fail(i);
-          this.st = K_VALUE;
-          i++;
-          break;
-        case K_VALUE:
-          i = this.value(c, i);
-          break;
-        case K_AFTER:
-          if (c === 44 /* , */) {
-            this.st = K_KEY_OR_END;
-            i++;
-          } else if (c === 125) {
-            this.st = K_DONE;
-            i++;
-          } else return this.fail(i);
-          break;
-        default:
-          return this.fail(i);
-      }
-    }
-    if (this.st === K_DONE) this.halt = H_DONE;
-    else if (this.st === K_FAIL) this.halt = H_FAIL;
-    return i;
-  }
-
-  /** The value of `this.key` starts with `c` at `i`. */
-  private value(c: number, i: number): number {
-    const { keyed, nameKeys, argKeys } = this.shape;
-    const isArgs = keyed ? this.keys === 1 : (argKeys?.includes(this.key) ?? false) && !this.sawArgs;
-    if (isArgs) {
-      this.sawArgs = true;
-      if (c === 34) {
-        this.st = K_ARGS_STR;
-        this.raw = '';
-        return i + 1;
-      }
-      this.scanArgs = true;
-      this.sub = new JsonValueScanner();
-      this.st = K_SCAN;
-      return i;
-    }
-    if (!keyed && c === 34 && (nameKeys?.includes(this.key) ?? false)) {
-      this.st = K_NAME;
-      this.raw = '';
-      return i + 1;
-    }
-    this.scanArgs = false;
-    this.sub = new JsonValueScanner();
-    this.st = K_SCAN;
-    return i;
-  }
-
-  /** Inside a key, the name string or stringified arguments: up to the closing quote. */
-  private stringPart(buf: string, i: number, end: number): number {
-    const from = i;
-    for (; i < end; i++) {
-      const c = buf.charCodeAt(i);
-      if (this.esc) this.esc = false;
-      else if (c === 92 /* \ */) this.esc = true;
-      else if (c === 34) break;
-    }
-    this.raw += buf.slice(from, i);
-    if (i >= end) {
-      this.halt = H_MORE;
-      return i;
-    }
-    const st = this.st;
-    const text = decodeString(this.raw) ?? this.raw;
-    this.raw = '';
-    if (st === K_KEY) {
-      this.key = text;
-      this.keys++;
-      this.st = K_COLON;
-      if (this.shape.keyed && this.keys === 1 && text.length > 0) this.h.name(text);
-    } else {
-      if (st === K_NAME) {
-        if (text.length > 0) this.h.name(text);
-      } else this.h.args(text);
-      this.st = K_AFTER;
-    }
-    return i + 1;
-  }
-
-  private fail(i: number): number {
-    this.st = K_FAIL;
-    this.halt = H_FAIL;
     return i;
   }
 }

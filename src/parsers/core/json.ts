@@ -134,7 +134,34 @@ export interface EnvelopeHandler {
   id?(id: string): void;
 }
 
-const ARG_KEYS = new Set(['arguments', 'parameters']);
+/**
+ * The keys of a call object. Default: `{"name": "…", "arguments"|"parameters": {…}}`. Families
+ * with their own keys give them (`tool_name` / `parameters`, Command R7B); `keyed` is the
+ * `{"NAME": {args}}` layout, where the first key is the call name and its value the arguments
+ * (Apertus).
+ */
+export interface EnvelopeShape {
+  nameKeys?: readonly string[];
+  argKeys?: readonly string[];
+  keyed?: boolean;
+}
+
+interface Keys {
+  name: ReadonlySet<string>;
+  args: ReadonlySet<string>;
+  keyed: boolean;
+}
+
+const DEFAULT_KEYS: Keys = { name: new Set(['name']), args: new Set(['arguments', 'parameters']), keyed: false };
+
+function keysOf(shape: EnvelopeShape | undefined): Keys {
+  if (shape === undefined) return DEFAULT_KEYS;
+  return {
+    name: shape.nameKeys ? new Set(shape.nameKeys) : DEFAULT_KEYS.name,
+    args: shape.argKeys ? new Set(shape.argKeys) : DEFAULT_KEYS.args,
+    keyed: shape.keyed === true,
+  };
+}
 
 function decodeJsonString(raw: string): string | undefined {
   try {
@@ -156,9 +183,14 @@ export class JsonEnvelope {
   private sub: JsonValueScanner | null = null;
   private readonly emitArgs: (s: string) => void;
   private readonly skipSink = (): void => {};
+  private readonly k: Keys;
 
-  constructor(private readonly h: EnvelopeHandler) {
+  constructor(
+    private readonly h: EnvelopeHandler,
+    shape?: EnvelopeShape,
+  ) {
     this.emitArgs = (s: string) => h.args(s);
+    this.k = keysOf(shape);
   }
 
   get done(): boolean {
@@ -230,7 +262,7 @@ export class JsonEnvelope {
           i++;
           break;
         case S_VALUE:
-          if (this.key === 'name' && c === QUOTE) {
+          if (!this.k.keyed && c === QUOTE && this.k.name.has(this.key)) {
             this.state = S_NAME;
             this.raw = '';
             i++;
@@ -238,7 +270,7 @@ export class JsonEnvelope {
             this.state = S_ID;
             this.raw = '';
             i++;
-          } else if (ARG_KEYS.has(this.key) && !this.sawArgs) {
+          } else if (this.k.keyed ? this.keys === 1 : this.k.args.has(this.key) && !this.sawArgs) {
             this.sawArgs = true;
             if (c === QUOTE) {
               this.state = S_ARGS_STR;
@@ -297,6 +329,7 @@ export class JsonEnvelope {
       this.keys++;
       this.state = S_COLON;
       if (this.keys === 1 && this.h.firstKey && !this.h.firstKey(text)) return this.fail(i);
+      if (this.keys === 1 && this.k.keyed && text.length > 0) this.h.name(text);
     } else {
       if (text.length > 0) {
         if (st === S_ID) this.h.id?.(text);
