@@ -6,7 +6,7 @@ import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
 import { loadTextAdapterFactory, startGateway, type GatewayOptions } from '../gateway/server';
 import { exposure, isLoopback, parseApiKeys } from '../gateway/auth';
 import { Logger, LOG_LEVELS, type LogLevel } from '../gateway/log';
-import { parseModelMap } from '../gateway/translate';
+import { parseModelMap } from '../gateway/canonical';
 import type { UpstreamFormatName } from '../gateway/upstream/types';
 import { startTraceBackend, type TraceBackend } from '../gateway/scripted';
 import type { WireFormat } from '../wire/events';

@@ -24,8 +24,6 @@ export interface UpstreamConfig {
   headers?: Record<string, string>;
 }
 
-export { chatCompletionsUrl } from './upstream/openaiChat';
-
 export class UpstreamClient {
   private readonly agent: http.Agent;
   private readonly mod: typeof http | typeof https;

@@ -1,14 +1,9 @@
 import { GatewayError, statusToErrorType, upstreamErrorMessage } from '../../src/gateway/errors';
-import { chatCompletionsUrl } from '../../src/gateway/upstream';
+import { chatCompletionsUrl, toChatRequest } from '../../src/gateway/upstream/openaiChat';
 import { optionsFrom, parseSize } from '../../src/cli/serve';
 import { UsageError } from '../../src/cli/args';
-import {
-  estimateInputTokens,
-  mapModel,
-  parseMessagesRequest,
-  parseModelMap,
-  toChatRequest,
-} from '../../src/gateway/translate';
+import { estimateInputTokens, mapModel, parseModelMap } from '../../src/gateway/canonical';
+import { parseMessagesRequest } from '../../src/gateway/inbound/messages';
 
 const base = { model: 'm', max_tokens: 10 };
 
