@@ -81,13 +81,10 @@ export interface CanonicalRequest {
 }
 
 /** Tokens counted per image in the estimate (Anthropic: about (w·h)/750; ~1.2 MP → 1,600). */
-/** The canonical request was first the validated Anthropic Messages request; the old name stays. */
-export type MessagesRequest = CanonicalRequest;
-
 export const IMAGE_TOKEN_ESTIMATE = 1600;
 
 /** Input-token estimate: ceil(characters / 3) over system, messages and tools, plus images. */
-export function estimateInputTokens(req: Pick<MessagesRequest, 'contentChars' | 'imageCount'>): number {
+export function estimateInputTokens(req: Pick<CanonicalRequest, 'contentChars' | 'imageCount'>): number {
   return Math.ceil(req.contentChars / 3) + req.imageCount * IMAGE_TOKEN_ESTIMATE;
 }
 
