@@ -47,7 +47,14 @@ export class UpstreamClient {
    */
   open(
     body: unknown,
-    opts: { signal: AbortSignal; url: URL; clientAuth?: string; auth?: (key: string | undefined) => Record<string, string> },
+    opts: {
+      signal: AbortSignal;
+      url: URL;
+      clientAuth?: string;
+      auth?: (key: string | undefined) => Record<string, string>;
+      /** Per-request extra headers (e.g. W3C `traceparent` from the request's observer). */
+      headers?: Record<string, string>;
+    },
   ): Promise<http.IncomingMessage> {
     const payload = Buffer.from(JSON.stringify(body), 'utf8');
     const headers: Record<string, string> = {
@@ -55,6 +62,7 @@ export class UpstreamClient {
       accept: 'text/event-stream',
       'content-length': String(payload.length),
       ...this.config.headers,
+      ...opts.headers,
     };
     const key = this.config.apiKey ?? opts.clientAuth;
     if (opts.auth) Object.assign(headers, opts.auth(key));
