@@ -37,6 +37,7 @@ import type { GatewayMetrics } from './metrics';
 import { type Drain, SHUTDOWN_MESSAGE } from './shutdown';
 import type { InboundApi, InboundEncodeOptions, InboundStream } from './inbound/types';
 import type { Logger } from './log';
+import { type ExchangeObserver, NOOP_OBSERVER, type RequestEnd, type RequestInfo, type RequestObservation } from './observer';
 import type { UpstreamBodyOptions, UpstreamFormat } from './upstream/types';
 import type { UpstreamClient } from './upstream';
 
@@ -77,6 +78,8 @@ export interface ExchangeContext {
   requestDeadlineMs?: number;
   /** False when gateway auth consumed the client's key: it must not reach the backend. Default true. */
   forwardClientKey?: boolean;
+  /** Per-request stage hooks (telemetry); default NOOP_OBSERVER. */
+  observer?: ExchangeObserver;
 }
 
 interface ExchangeStats {
@@ -154,8 +157,67 @@ export async function runExchange(
   ac: AbortController,
   path: string,
 ): Promise<void> {
+  const observer = ctx.observer ?? NOOP_OBSERVER;
+  let creq: CanonicalRequest;
+  try {
+    creq = api.parse(body);
+  } catch (err) {
+    const b = (typeof body === 'object' && body !== null ? body : {}) as { model?: unknown; stream?: unknown };
+    const model = typeof b.model === 'string' ? b.model : '';
+    const obs = observer.start(requestInfo(ctx, api, req, reqId, t0, path, b.stream === true, model, model));
+    obs.end(thrownEnd(err, 'invalid_request'));
+    throw err;
+  }
+  const obs = observer.start(requestInfo(ctx, api, req, reqId, t0, path, creq.stream, creq.model, mapModel(ctx.models, creq.model)));
+  let result: RequestEnd | undefined;
+  let stage = 'invalid_request';
+  try {
+    result = await exchange(ctx, api, creq, req, res, reqId, t0, ac, path, obs, (s) => (stage = s));
+  } catch (err) {
+    result = thrownEnd(err, stage);
+    throw err;
+  } finally {
+    obs.end(result ?? thrownEnd(undefined, stage));
+  }
+}
+
+function requestInfo(
+  ctx: ExchangeContext,
+  api: InboundApi,
+  req: http.IncomingMessage,
+  reqId: string,
+  t0: number,
+  path: string,
+  stream: boolean,
+  model: string,
+  upstreamModel: string,
+): RequestInfo {
+  return { reqId, api: api.name, path, stream, model, upstreamModel, upstreamFormat: ctx.upstreamFormat.name, wire: ctx.wire, headers: req.headers, arrivedAt: t0 };
+}
+
+/** The end of a request that threw before its response was committed (the router answers the error). */
+function thrownEnd(err: unknown, stage: string): RequestEnd {
+  if (err instanceof GatewayError) {
+    const outcome = err.status === 503 && err.type === 'overloaded_error' ? 'shutdown' : stage;
+    return { status: err.status, outcome, errorType: err.type, toolUses: 0, malformedCalls: 0 };
+  }
+  return { status: 500, outcome: 'internal_error', errorType: 'api_error', toolUses: 0, malformedCalls: 0 };
+}
+
+async function exchange(
+  ctx: ExchangeContext,
+  api: InboundApi,
+  creq: CanonicalRequest,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  reqId: string,
+  t0: number,
+  ac: AbortController,
+  path: string,
+  obs: RequestObservation,
+  setStage: (stage: string) => void,
+): Promise<RequestEnd> {
   const { logger } = ctx;
-  const creq: CanonicalRequest = api.parse(body);
   const upstreamModel = mapModel(ctx.models, creq.model);
   const upstreamBody = ctx.upstreamFormat.body(creq, { ...ctx.bodyOptions, model: upstreamModel });
   let upstreamUrl: URL;
@@ -200,30 +262,35 @@ export async function runExchange(
     else ac.abort();
   });
   try {
-    await exchangeBody();
+    return await exchangeBody();
   } finally {
     unregister?.();
   }
 
-  async function exchangeBody(): Promise<void> {
+  async function exchangeBody(): Promise<RequestEnd> {
   let upRes: http.IncomingMessage;
+  setStage('upstream_error');
   try {
     upRes = await ctx.upstream.open(upstreamBody, {
       signal: ac.signal,
       url: upstreamUrl,
       clientAuth: ctx.forwardClientKey === false ? undefined : clientKey(req),
       auth: ctx.upstreamFormat.authHeaders,
+      headers: obs.upstreamHeaders(),
     });
   } catch (err) {
     if (err instanceof Error && err.name === 'AbortError') {
       if (shutdownEnded && !clientGone) throw new GatewayError(503, SHUTDOWN_MESSAGE, 'overloaded_error');
-      logger.info('request', { ...base, status: 499, outcome: ctx.closing() ? 'shutdown' : 'client_disconnect', durationMs: ms(performance.now() - t0) });
-      return;
+      const outcome = ctx.closing() ? 'shutdown' : 'client_disconnect';
+      logger.info('request', { ...base, status: 499, outcome, durationMs: ms(performance.now() - t0) });
+      return { status: 499, outcome, toolUses: 0, malformedCalls: 0 };
     }
+    obs.upstreamFailed(err instanceof GatewayError ? err.type : 'api_error');
     if (err instanceof GatewayError) ctx.metrics?.upstreamError(err.type);
     throw err;
   }
   const status = upRes.statusCode ?? 502;
+  obs.upstreamResponse(status);
   if (status < 200 || status >= 300) {
     const ge = await ctx.upstream.errorFrom(upRes);
     logger.warn('upstream_error', { reqId, upstreamStatus: status });
@@ -247,6 +314,8 @@ export async function runExchange(
     inspect: ctx.inspect,
   });
   ctx.metrics?.observeTurn(ctrl.events);
+  obs.controller(ctrl);
+  setStage('stream_error');
   const notes = new CallNotes();
   // A single-tool request keeps the drop rule: a valid sibling must not lose its one slot to a broken call.
   const malformedMode: MalformedCallMode = singleToolRequested(creq) ? 'drop' : ctx.malformedCalls;
@@ -276,6 +345,7 @@ export async function runExchange(
   const collected: OutputEvent[] = [];
   let pendingOut = '';
   let lastWrite = performance.now();
+  let clientByteSent = false;
   // Assigned once the backend stream is wired below; `flush` (used before that) must see it.
   // eslint-disable-next-line prefer-const -- a closure above reads it before its assignment
   let idle: IdleTimer | undefined;
@@ -285,6 +355,10 @@ export async function runExchange(
     pendingOut = '';
     if (res.destroyed || clientGone) return;
     lastWrite = performance.now();
+    if (!clientByteSent) {
+      clientByteSent = true;
+      obs.firstClientByte();
+    }
     if (!res.write(text) && !upRes.isPaused()) {
       // Backpressure: stop reading the backend until the client drains; the idle clock stops too
       // (a slow reader is not a silent backend).
@@ -383,7 +457,10 @@ export async function runExchange(
   upRes.on('data', (chunk: Buffer) => {
     if (upstreamDone) return;
     if (isJson || sseProgress(chunk)) idle?.touch();
-    stats.firstByteMs ??= ms(performance.now() - t0);
+    if (stats.firstByteMs === undefined) {
+      stats.firstByteMs = ms(performance.now() - t0);
+      obs.firstByte();
+    }
     if (isJson) {
       if (jsonSize < ctx.maxBodyBytes) jsonParts.push(chunk);
       jsonSize += chunk.length;
@@ -441,42 +518,50 @@ export async function runExchange(
 
   if (clientGone || ac.signal.aborted) {
     ctrl.abort('drop');
-    logger.info('request', {
-      ...base,
-      status: 200,
-      outcome: ctx.closing() ? 'shutdown' : 'client_disconnect',
-      toolUses: stats.toolUses,
-      durationMs: ms(performance.now() - t0),
-    });
+    const outcome = ctx.closing() ? 'shutdown' : 'client_disconnect';
+    logger.info('request', { ...base, status: 200, outcome, toolUses: stats.toolUses, durationMs: ms(performance.now() - t0) });
     if (!res.destroyed) res.destroy();
-    return;
+    return endOf(200, outcome, stats);
   }
   if (enc) {
     // A started stream always gets a terminal event (SPEC §5.9).
     if (!enc.terminated) pendingOut += enc.push({ type: 'error', error: { type: 'api_error', message: 'the turn ended without a result' } });
     flush();
     res.end();
+    const outcome = stats.errorType ? 'stream_error' : 'ok';
     logger.info('request', {
       ...base,
       status: 200,
-      outcome: stats.errorType ? 'stream_error' : 'ok',
+      outcome,
       ...statFields(stats),
       inputTokensEstimate: estimate,
       durationMs: ms(performance.now() - t0),
     });
-    return;
+    return endOf(200, outcome, stats);
   }
   const answer = api.body(collected, encOpts);
+  obs.firstClientByte();
   sendJson(res, answer.status, answer.body);
+  const outcome = answer.status === 200 ? 'ok' : 'stream_error';
   logger.info('request', {
     ...base,
     status: answer.status,
-    outcome: answer.status === 200 ? 'ok' : 'stream_error',
+    outcome,
     ...statFields(stats),
     ...(answer.status === 200 ? { inputTokensEstimate: estimate } : {}),
     durationMs: ms(performance.now() - t0),
   });
+  return endOf(answer.status, outcome, stats);
   }
+}
+
+function endOf(status: number, outcome: string, s: ExchangeStats): RequestEnd {
+  const e: RequestEnd = { status, outcome, toolUses: s.toolUses, malformedCalls: s.malformed };
+  if (s.errorType !== undefined) e.errorType = s.errorType;
+  if (s.stopReason !== undefined) e.stopReason = s.stopReason;
+  if (s.promptTokens !== undefined) e.inputTokens = s.promptTokens;
+  if (s.outputTokens !== undefined) e.outputTokens = s.outputTokens;
+  return e;
 }
 
 function statFields(s: ExchangeStats): Record<string, unknown> {

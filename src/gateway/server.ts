@@ -25,6 +25,7 @@ import { createStreamReader, type StreamReader } from '../wire/index';
 import { estimateInputTokens, type ModelMapping, type ToolParam } from './canonical';
 import { GatewayError, invalidRequest } from './errors';
 import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
+import type { ExchangeObserver } from './observer';
 import { chatApi } from './inbound/chat';
 import { messagesApi, parseMessagesRequest } from './inbound/messages';
 import { responsesApi } from './inbound/responses';
@@ -74,6 +75,8 @@ export interface GatewayOptions {
   completion?: CompletionMode;
   /** XState inspection observer for every request's turn (`sluice serve --inspect`, `--inspect-log`). */
   inspect?: (event: InspectionEvent) => void;
+  /** Per-request stage hooks (telemetry: src/telemetry/gateway.ts); default none. */
+  observer?: ExchangeObserver;
   /** Largest accepted request body in bytes. Default 32 MiB. */
   maxBodyBytes?: number;
   /** Concurrent model requests (all three APIs); more get 529 overloaded_error. Default 256. */
@@ -294,6 +297,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     ...(opts.completion ? { completion: opts.completion } : {}),
     ...(opts.inspect ? { inspect: opts.inspect } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
     toolUseOnStop: options.toolUseOnStop ?? true,
     malformedCalls: options.malformedCalls ?? 'pass',
     maxBodyBytes: opts.maxBodyBytes,
