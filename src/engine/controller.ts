@@ -15,7 +15,7 @@ import type { TurnTraceEntry as TraceEntry } from '../history/trace';
 import type { HistoryMessage, ToolCallRecord, ToolResultRecord } from '../history/types';
 import type { OutputEvent } from '../release/output';
 import { CallIndexSet } from '../release/rules';
-import type { FinishReason, StreamErrorInfo, StreamEvent, WireFormat } from '../wire/events';
+import type { FinishReason, StreamErrorInfo, StreamEvent, Usage, WireFormat } from '../wire/events';
 import { type Clock, realClock } from './clock';
 import { LIMIT_ERROR_TYPE, type LimitHit, limitMessage, MAX_STRING_CHARS, resolveLimits, type TurnLimits } from './limits';
 
@@ -68,6 +68,8 @@ export interface CallTiming {
   resultMs?: number;
   result?: CallResult;
   state: string;
+  /** `policy.earlyStart: 'shadow'`: when `'safe'` would have started this call (same time base; src/execute/shadow.ts). */
+  shadowStartMs?: number;
 }
 
 export interface ControllerWarning {
@@ -115,6 +117,22 @@ export interface TurnSummary {
   trace: TraceEntry[];
   /** Set when a resource limit ended the turn (outcome 'failed', error type 'limit_exceeded'). */
   limit?: LimitHit;
+  /** Token usage the stream reported for the last attempt (AI SDK names). */
+  usage?: TurnUsage;
+  /** The model the stream named (message start), when it named one. */
+  model?: string;
+  /** `policy.earlyStart: 'shadow'`: turn time `'safe'` would have saved (ms, from the real tool durations). */
+  shadowSavedMs?: number;
+}
+
+/** Token usage named as the AI SDK's `LanguageModelUsage` names it. */
+export interface TurnUsage {
+  /** Prompt tokens, cached ones included. */
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  /** Of inputTokens, how many were read from the provider's cache. */
+  cachedInputTokens?: number;
 }
 
 export type { RunToolFn };
@@ -166,6 +184,25 @@ interface Pending {
 /** Warnings kept in a turn's summary (all are emitted as `warning` events). */
 export const MAX_KEPT_WARNINGS = 1000;
 
+/** The wire's usage (`promptTokens`, …) under the AI SDK's names; fields the stream did not report stay unset. */
+export function turnUsage(u: Usage): TurnUsage {
+  const out: TurnUsage = {};
+  if (u.promptTokens !== undefined) out.inputTokens = u.promptTokens;
+  if (u.outputTokens !== undefined) out.outputTokens = u.outputTokens;
+  if (u.promptTokens !== undefined && u.outputTokens !== undefined) out.totalTokens = u.promptTokens + u.outputTokens;
+  if (u.cachedTokens !== undefined) out.cachedInputTokens = u.cachedTokens;
+  return out;
+}
+
+/** Later reports win field by field (usage is cumulative on every wire sluice reads). */
+function mergeUsage(a: Usage | undefined, b: Usage): Usage {
+  const out: Usage = { ...a };
+  if (b.promptTokens !== undefined) out.promptTokens = b.promptTokens;
+  if (b.cachedTokens !== undefined) out.cachedTokens = b.cachedTokens;
+  if (b.outputTokens !== undefined) out.outputTokens = b.outputTokens;
+  return out;
+}
+
 const DEFAULT_CLASSIFY = (): Classification => ({ safe: false, needsApproval: false });
 
 export class TurnController {
@@ -214,6 +251,9 @@ export class TurnController {
   /** Argument + text + thinking chars held by the current attempt (maxTotalChars). */
   private heldChars = 0;
   private limitHit?: LimitHit;
+  /** Usage and model of the current attempt (message start / usage events only: never per fragment). */
+  private usage?: Usage;
+  private model?: string;
 
   constructor(opts: ControllerOptions = {}) {
     this.mode = opts.mode ?? 'gateway';
@@ -297,9 +337,12 @@ export class TurnController {
           return;
         }
         this.messageStarted = true;
+        if (ev.model) this.model = ev.model;
+        if (ev.usage) this.usage = mergeUsage(this.usage, ev.usage);
         this.emitOutput({ type: 'message.start', id: ev.id, model: ev.model, usage: ev.usage });
         return;
       case 'usage':
+        this.usage = mergeUsage(this.usage, ev.usage);
         this.emitOutput({ type: 'usage', usage: ev.usage });
         return;
       case 'finish':
@@ -641,6 +684,7 @@ export class TurnController {
     this.streamEndMs = undefined;
     this.error = undefined;
     this.heldChars = 0;
+    this.usage = undefined;
   }
 
   private onTurnDone(outcome: TurnOutcome): void {
@@ -674,6 +718,8 @@ export class TurnController {
       warnings: this.warnings,
       trace: this.traceLog,
       ...(this.limitHit ? { limit: this.limitHit } : {}),
+      ...(this.usage ? { usage: turnUsage(this.usage) } : {}),
+      ...(this.model ? { model: this.model } : {}),
     };
     this.events.emit('turn.done', summary);
     this.resolveDone(summary);
