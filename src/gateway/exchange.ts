@@ -80,6 +80,8 @@ export interface ExchangeContext {
   forwardClientKey?: boolean;
   /** Per-request stage hooks (telemetry); default NOOP_OBSERVER. */
   observer?: ExchangeObserver;
+  /** Checks every route's canonical request (gateway/validate.ts); throws GatewayError(400). */
+  validate?: (creq: CanonicalRequest) => void;
 }
 
 interface ExchangeStats {
@@ -161,6 +163,7 @@ export async function runExchange(
   let creq: CanonicalRequest;
   try {
     creq = api.parse(body);
+    ctx.validate?.(creq);
   } catch (err) {
     const b = (typeof body === 'object' && body !== null ? body : {}) as { model?: unknown; stream?: unknown };
     const model = typeof b.model === 'string' ? b.model : '';
