@@ -11,11 +11,18 @@
  *
  * Targets: a 20-call turn ≤ 5 ms; 1,000 calls stay linear (µs per call at 1,000 ÷ at 20 ≤ 1.5).
  *
- * Run: `node dist/bench/lifecycle.js [--json]` after `npm run build`.
+ * With a baseline (`--baseline <git-ref>`, bench/baseline.ts) every row is measured for the
+ * baseline's TurnController too, samples alternating, and the row shows current ÷ baseline.
+ *
+ * Run: `node dist/bench/lifecycle.js [--json] [--baseline <git-ref>]` after `npm run build`.
  */
 import { TurnController } from '../src/engine/controller';
 import type { StreamEvent } from '../src/wire/events';
+import { baselineModule, resolveBaseline, timeSideBySide } from './baseline';
 import { fullGc, timeAsync } from './throughput';
+
+/** The controller class under test: this checkout's or a baseline build's (same constructor options). */
+export type ControllerClass = typeof TurnController;
 
 export interface LifecycleRow {
   mode: 'execute' | 'gateway' | 'empty';
@@ -28,6 +35,10 @@ export interface LifecycleRow {
   /** µs per call ÷ µs per call of the 20-call turn in the same mode (1.0 = linear). */
   vs20?: number;
   samples: number;
+  /** The same row measured on the baseline build in the same run (alternating samples). */
+  baseline?: { msPerTurn: number; msMin: number; usPerCall?: number; vs20?: number; samples: number };
+  /** Current CPU per turn ÷ baseline CPU per turn (< 1 = faster than the baseline). */
+  vsBaseline?: number;
 }
 
 export function turnEvents(n: number): StreamEvent[] {
@@ -44,8 +55,8 @@ export function turnEvents(n: number): StreamEvent[] {
 
 const RESULT = { ok: true, content: 'ok' };
 
-async function runTurn(mode: 'execute' | 'gateway', evs: StreamEvent[], expectCalls: number): Promise<void> {
-  const c = new TurnController({
+async function runTurn(Ctor: ControllerClass, mode: 'execute' | 'gateway', evs: StreamEvent[], expectCalls: number): Promise<void> {
+  const c = new Ctor({
     mode,
     classify: () => ({ safe: true, needsApproval: false }),
     runTool: () => Promise.resolve(RESULT),
@@ -56,24 +67,39 @@ async function runTurn(mode: 'execute' | 'gateway', evs: StreamEvent[], expectCa
   if (mode === 'execute' && s.history[1]?.role !== (expectCalls > 0 ? 'tool' : undefined)) throw new Error('lifecycle: missing tool results');
 }
 
-export async function benchLifecycle(opts: { sizes?: number[]; budgetMs?: number } = {}): Promise<LifecycleRow[]> {
+export async function benchLifecycle(opts: { sizes?: number[]; budgetMs?: number; baselineDist?: string } = {}): Promise<LifecycleRow[]> {
   const sizes = opts.sizes ?? [20, 100, 1000];
   const budgetMs = opts.budgetMs ?? 1500;
+  const Base = opts.baselineDist
+    ? baselineModule<{ TurnController: ControllerClass }>(opts.baselineDist, 'src/engine/controller').TurnController
+    : undefined;
   const rows: LifecycleRow[] = [];
-  fullGc();
-  const empty = await timeAsync(() => runTurn('gateway', turnEvents(0), 0), { budgetMs, minSamples: 20, warmup: 20 });
-  rows.push({ mode: 'empty', calls: 0, msPerTurn: empty.ms, msMin: empty.min, wallMs: empty.wallMs, samples: empty.samples });
-  for (const mode of ['execute', 'gateway'] as const) {
-    for (const n of sizes) {
-      const evs = turnEvents(n);
-      fullGc();
-      const t = await timeAsync(() => runTurn(mode, evs, n), { budgetMs, minSamples: n >= 1000 ? 5 : 20, warmup: n >= 1000 ? 2 : 10 });
-      rows.push({ mode, calls: n, msPerTurn: t.ms, msMin: t.min, wallMs: t.wallMs, usPerCall: (t.ms * 1000) / n, samples: t.samples });
+  const measure = async (mode: LifecycleRow['mode'], n: number, o: { minSamples: number; warmup: number }): Promise<void> => {
+    const evs = turnEvents(n);
+    const m = mode === 'empty' ? 'gateway' : mode;
+    fullGc();
+    const row: LifecycleRow = { mode, calls: n, msPerTurn: 0, msMin: 0, wallMs: 0, samples: 0 };
+    const perCall = (ms: number): number | undefined => (n > 0 ? (ms * 1000) / n : undefined);
+    if (Base) {
+      const t = await timeSideBySide(() => runTurn(TurnController, m, evs, n), () => runTurn(Base, m, evs, n), { budgetMs: budgetMs * 2, ...o });
+      Object.assign(row, { msPerTurn: t.current.ms, msMin: t.current.min, wallMs: t.current.wallMs, samples: t.current.samples });
+      row.baseline = { msPerTurn: t.baseline.ms, msMin: t.baseline.min, usPerCall: perCall(t.baseline.ms), samples: t.baseline.samples };
+      row.vsBaseline = t.current.ms / t.baseline.ms;
+    } else {
+      const t = await timeAsync(() => runTurn(TurnController, m, evs, n), { budgetMs, ...o });
+      Object.assign(row, { msPerTurn: t.ms, msMin: t.min, wallMs: t.wallMs, samples: t.samples });
     }
+    row.usPerCall = perCall(row.msPerTurn);
+    rows.push(row);
+  };
+  await measure('empty', 0, { minSamples: 20, warmup: 20 });
+  for (const mode of ['execute', 'gateway'] as const) {
+    for (const n of sizes) await measure(mode, n, { minSamples: n >= 1000 ? 5 : 20, warmup: n >= 1000 ? 2 : 10 });
   }
   for (const r of rows) {
     const base = rows.find((b) => b.mode === r.mode && b.calls === 20);
     if (base && r.usPerCall !== undefined && base.usPerCall) r.vs20 = r.usPerCall / base.usPerCall;
+    if (base?.baseline?.usPerCall && r.baseline?.usPerCall !== undefined) r.baseline.vs20 = r.baseline.usPerCall / base.baseline.usPerCall;
   }
   return rows;
 }
@@ -81,13 +107,28 @@ export async function benchLifecycle(opts: { sizes?: number[]; budgetMs?: number
 const f2 = (x: number | undefined): string => (x === undefined ? '' : x.toFixed(2));
 
 export function formatLifecycle(rows: LifecycleRow[]): string {
+  if (rows.some((r) => r.baseline)) {
+    const lines = [
+      '| mode | calls | CPU ms/turn | µs/call | per-call × 20-call turn | baseline CPU ms/turn | baseline µs/call | baseline per-call × 20 | × baseline | samples (each) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ];
+    for (const r of rows) {
+      const b = r.baseline;
+      lines.push(`| ${r.mode} | ${r.calls} | ${f2(r.msPerTurn)} | ${f2(r.usPerCall)} | ${f2(r.vs20)} | ${f2(b?.msPerTurn)} | ${f2(b?.usPerCall)} | ${f2(b?.vs20)} | ${f2(r.vsBaseline)} | ${r.samples} |`);
+    }
+    return lines.join('\n') + '\n';
+  }
   const lines = ['| mode | calls | CPU ms/turn | µs/call | per-call × 20-call turn | wall ms | samples |', '|---|---:|---:|---:|---:|---:|---:|'];
   for (const r of rows) lines.push(`| ${r.mode} | ${r.calls} | ${f2(r.msPerTurn)} | ${f2(r.usPerCall)} | ${f2(r.vs20)} | ${f2(r.wallMs)} | ${r.samples} |`);
   return lines.join('\n') + '\n';
 }
 
 if (require.main === module) {
-  benchLifecycle().then(
+  const bi = process.argv.indexOf('--baseline');
+  const ref = bi >= 0 ? process.argv[bi + 1] : undefined;
+  (ref ? resolveBaseline(ref, (s) => process.stderr.write(s)) : Promise.resolve(undefined))
+    .then((b) => benchLifecycle({ baselineDist: b?.dist }))
+    .then(
     (rows) => process.stdout.write(process.argv.includes('--json') ? JSON.stringify(rows, null, 2) + '\n' : formatLifecycle(rows)),
     (err: unknown) => {
       process.stderr.write(`lifecycle: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -7,6 +7,8 @@
  *   npm run bench -- --json              machine-readable results
  *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
  *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak
+ *   npm run bench -- --baseline <git-ref>  also measure that commit's build beside this one, in the
+ *                                        same run (bench/baseline.ts; built once per commit in a temp folder)
  *
  * Times are CPU time of this process where the bench says so (the machine may be shared; see
  * bench/throughput.ts `timeAsync`), wall time otherwise. Exit code 0 whether or not targets are
@@ -14,6 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { type Baseline, resolveBaseline } from './baseline';
 import { benchArgs, formatRows as formatArgs, type Row as ArgsRow } from './args';
 import { benchGateway, type Row as GatewayRow } from './gateway';
 import { benchGatewayInbound, formatGatewayInbound, inboundRatios, type InboundRow } from './gatewayInbound';
@@ -37,6 +40,8 @@ export interface BenchResults {
   machine: { cpu: string; cpus: number; memGiB: number; node: string; platform: string; load1Start: number; load1End?: number };
   command: string;
   startedAt: string;
+  /** `--baseline <ref>`: the build measured beside this one (rows carry its numbers). */
+  baseline?: Baseline;
   durationS?: number;
   throughput?: ThroughputRow[];
   lifecycle?: LifecycleRow[];
@@ -73,7 +78,7 @@ export function evaluateTargets(r: BenchResults): Target[] {
       t.push({
         area: 'scheduling',
         target: `completion → tool invoked ≤ 1 ms at p99 (${l.source === 'burst' ? '2,000 calls back to back' : 'real-clock corpus'})`,
-        measured: `p50 ${f(l.p50Ms, 3)} ms, p99 ${f(l.p99Ms, 3)} ms (${l.calls} calls)${cpu ? `; CPU time p99 ${f(cpu.p99Ms, 3)} ms` : ''}`,
+        measured: `p50 ${f(l.p50Ms, 3)} ms, p99 ${f(l.p99Ms, 3)} ms (${l.calls} calls)${cpu ? `; CPU time p99 ${f(cpu.p99Ms, 3)} ms` : ''}${l.baseline ? `; baseline p99 ${f(l.baseline.p99Ms, 3)} ms` : ''}`,
         met: l.p99Ms <= 1,
       });
     }
@@ -124,6 +129,16 @@ export function evaluateTargets(r: BenchResults): Target[] {
     for (const mode of ['execute', 'gateway'] as const) {
       const big = lc.find((x) => x.mode === mode && x.calls === 1000);
       if (big) t.push({ area: 'lifecycle', target: `1,000 calls in one turn stay linear (${mode}; µs/call ≤ 1.5 × the 20-call turn's)`, measured: `× ${f(big.vs20)} (${f(big.usPerCall, 0)} µs/call, ${f(big.msPerTurn, 0)} ms/turn)`, met: (big.vs20 ?? Infinity) <= 1.5 });
+      // Issue #20 goal 1: tighter linearity, and the cost against the baseline build.
+      if (big) t.push({ area: 'lifecycle', target: `#20: µs/call at 1,000 calls ≤ 1.2 × at 20 (${mode})`, measured: `× ${f(big.vs20)}${big.baseline ? ` (baseline × ${f(big.baseline.vs20)})` : ''}`, met: (big.vs20 ?? Infinity) <= 1.2 });
+      if (big?.baseline && r.baseline) {
+        t.push({
+          area: 'lifecycle',
+          target: `#20: 1,000-call turn ≤ 0.4 × the baseline's CPU per call (${mode}, baseline ${r.baseline.ref})`,
+          measured: `× ${f(big.vsBaseline)} (${f(big.usPerCall, 0)} vs ${f(big.baseline.usPerCall, 0)} µs/call, alternating samples)`,
+          met: (big.vsBaseline ?? Infinity) <= 0.4,
+        });
+      }
     }
   }
   const gw = r.gateway;
@@ -169,7 +184,9 @@ export function formatResults(r: BenchResults): string {
   const out: string[] = [];
   const m = r.machine;
   out.push(`Machine: ${m.cpu}, ${m.cpus} vCPU, ${m.memGiB} GiB, Node ${m.node} (${m.platform}); load average ${f(m.load1Start)} at start${m.load1End !== undefined ? `, ${f(m.load1End)} at end` : ''}.`);
-  out.push(`Command: \`${r.command}\`${r.durationS !== undefined ? ` (${f(r.durationS, 0)} s)` : ''}.`, '');
+  out.push(`Command: \`${r.command}\`${r.durationS !== undefined ? ` (${f(r.durationS, 0)} s)` : ''}.`);
+  if (r.baseline) out.push(`Baseline: \`${r.baseline.ref}\` = ${r.baseline.commit.slice(0, 12)}, built by bench/baseline.ts and measured in the same run (rows with a baseline column).`);
+  out.push('');
   out.push('## SPEC §9 targets', '', formatTargets(r.targets));
   if (r.scheduling) out.push('## Scheduling', '', formatScheduling(r.scheduling));
   if (r.lifecycle) out.push('## Lifecycle', '', formatLifecycle(r.lifecycle));
@@ -189,7 +206,7 @@ interface ParsersModule {
   formatRows?(rows: unknown[]): string;
 }
 
-export async function runAll(opts: { quick?: boolean; only?: Section[]; log?: (s: string) => void } = {}): Promise<BenchResults> {
+export async function runAll(opts: { quick?: boolean; only?: Section[]; baseline?: string; log?: (s: string) => void } = {}): Promise<BenchResults> {
   const log = opts.log ?? (() => undefined);
   const only = new Set(opts.only ?? SECTIONS);
   const quick = opts.quick === true;
@@ -202,6 +219,8 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; log?: (s
     errors: [],
   };
   const t0 = performance.now();
+  if (opts.baseline) r.baseline = await resolveBaseline(opts.baseline, log);
+  const baselineDist = r.baseline?.dist;
   const step = async <T>(name: Section, fn: () => Promise<T>): Promise<T | undefined> => {
     if (!only.has(name)) return undefined;
     log(`bench: ${name}…\n`);
@@ -216,8 +235,8 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; log?: (s
       return undefined;
     }
   };
-  r.scheduling = await step('scheduling', () => benchScheduling({ wall: true }));
-  r.lifecycle = await step('lifecycle', () => benchLifecycle(quick ? { sizes: [20, 100, 1000], budgetMs: 500 } : {}));
+  r.scheduling = await step('scheduling', () => benchScheduling({ wall: true, baselineDist }));
+  r.lifecycle = await step('lifecycle', () => benchLifecycle({ ...(quick ? { sizes: [20, 100, 1000], budgetMs: 500 } : {}), baselineDist }));
   r.throughput = await step('throughput', () => benchThroughput(quick ? { sizes: [10_000, 100_000], budgetMs: 500 } : {}));
   r.gateway = await step('gateway', () => benchGateway(quick ? { sequential: 20, concurrency: 100 } : {}));
   r.gatewayInbound = await step('gateway-inbound', () => benchGatewayInbound(quick ? { requests: 60, rounds: 1, timed: 4 } : {}));
@@ -269,6 +288,13 @@ Generated by \`bench/run.ts\` — every benchmark in one run, side by side. Rege
   chunk (sluice, a byte pipe and a plain buffering translator each run in a child process),
   chunks/s with a fast upstream and client, and when the first tool call reaches the client;
   against the direct hop (client ← upstream).
+- **Baseline** (bench/baseline.ts): \`npm run bench -- --baseline <git-ref>\` builds that commit
+  in a temporary folder (\`git archive\` into \`os.tmpdir()/sluice-baseline/<commit>\`, this
+  checkout's node_modules symlinked in, that tree's own \`tsc\`; cached by commit hash) and measures
+  its TurnController beside this one in the same run: lifecycle rows alternate samples between the
+  two (ratio column "× baseline"), dispatch latency runs every wall and burst turn on both. Other
+  benches load a baseline module with \`baselineModule(await baselineDist(ref), 'src/…')\`;
+  \`node dist/bench/baseline.js <ref>\` just builds and prints the dist directory.
 
 ${formatResults(r)}
 `;
@@ -283,7 +309,13 @@ if (require.main === module) {
   const onlyArg = argv.find((a) => a.startsWith('--only'));
   const onlyVal = onlyArg?.includes('=') ? onlyArg.split('=')[1] : onlyArg ? argv[argv.indexOf(onlyArg) + 1] : undefined;
   const only = onlyVal?.split(',').filter((s): s is Section => (SECTIONS as readonly string[]).includes(s));
-  runAll({ quick, only, log: (s) => process.stderr.write(s) }).then(
+  const bIdx = argv.indexOf('--baseline');
+  const baseline = bIdx >= 0 ? argv[bIdx + 1] : undefined;
+  if (bIdx >= 0 && (!baseline || baseline.startsWith('--'))) {
+    process.stderr.write('bench: --baseline needs a git ref (a commit, branch or tag)\n');
+    process.exit(2);
+  }
+  runAll({ quick, only, baseline, log: (s) => process.stderr.write(s) }).then(
     (r) => {
       if (md) fs.writeFileSync(md, markdownPage(r));
       process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatResults(r) + '\n');

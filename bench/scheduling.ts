@@ -16,7 +16,11 @@
  *   invoked, for every safe call, on the real clock: p50 / p99 / max. Measured over the wall
  *   runs and a burst of 2,000 calls fed as fast as possible.
  *
- * Run: `node dist/bench/scheduling.js [--json]` after `npm run build`.
+ * With a baseline (`--baseline <git-ref>`, bench/baseline.ts) the dispatch latency is measured
+ * for the baseline's TurnController too, in the same run: each wall turn and each burst turn runs
+ * on both controllers one after the other (the same inputs, this checkout's adapters).
+ *
+ * Run: `node dist/bench/scheduling.js [--json] [--baseline <git-ref>]` after `npm run build`.
  */
 import type { CallResult } from '../machines/toolCall.machine';
 import { CODING_TURN, EARLY_CALL } from '../scripts/make-examples';
@@ -28,6 +32,8 @@ import { SYNTH_FORMATS, synthesizeTrace, type TurnScript } from '../src/trace/sy
 import type { SimToolSpec, Trace } from '../src/trace/trace';
 import { createAdapter } from '../src/wire';
 import type { StreamEvent } from '../src/wire/events';
+import { baselineModule, resolveBaseline } from './baseline';
+import type { ControllerClass } from './lifecycle';
 import { fullGc, percentile } from './throughput';
 
 const tools = (read: number, search: number, edit: number, extra: SimToolSpec[] = []): SimToolSpec[] => [
@@ -98,6 +104,8 @@ export interface DispatchLatency {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** The same measurement on the baseline build, in the same run. */
+  baseline?: { calls: number; p50Ms: number; p99Ms: number; maxMs: number };
 }
 
 export interface SchedulingResult {
@@ -122,12 +130,16 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * taken for each safe call whose tool starts inside the `feed()` of its own completing event
  * (closing fragment or completion evidence): `runTool` invoked − that `feed()` began.
  */
-export async function wallRun(trace: Trace, tools: SimToolSpec[]): Promise<{ row: Omit<SchedulingRow, 'trace'>; latencies: number[] }> {
+export async function wallRun(
+  trace: Trace,
+  tools: SimToolSpec[],
+  Ctor: ControllerClass = TurnController,
+): Promise<{ row: Omit<SchedulingRow, 'trace'>; latencies: number[] }> {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const clock = realClock();
   const latencies: number[] = [];
   let feeding: { index: number; at: number } | undefined;
-  const c = new TurnController({
+  const c = new Ctor({
     mode: 'execute',
     clock,
     maxAttempts: 1,
@@ -167,40 +179,50 @@ export async function wallRun(trace: Trace, tools: SimToolSpec[]): Promise<{ row
  * Completion → runTool latency for many calls fed back to back (no timers in between), as wall
  * time and as this process's CPU time (the CPU time leaves out preemption by other processes).
  */
-async function burst(totalCalls: number, perTurn: number): Promise<{ wall: number[]; cpu: number[] }> {
-  const wall: number[] = [];
-  const cpu: number[] = [];
+async function burst(totalCalls: number, perTurn: number, ctors: ControllerClass[]): Promise<Array<{ wall: number[]; cpu: number[] }>> {
+  const out = ctors.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
   for (let done = 0; done < totalCalls; done += perTurn) {
-    const clock = realClock();
-    let at: { index: number; t: number; cpu: NodeJS.CpuUsage } | undefined;
-    const c = new TurnController({
-      mode: 'execute',
-      clock,
-      classify: () => ({ safe: true, needsApproval: false }),
-      runTool: (call) => {
-        if (at && at.index === call.index) {
-          wall.push(clock.now() - at.t);
-          const u = process.cpuUsage(at.cpu);
-          cpu.push((u.user + u.system) / 1000);
-        }
-        return Promise.resolve({ ok: true, content: 'ok' });
-      },
-    });
-    for (let i = 0; i < perTurn; i++) {
-      c.feed({ type: 'call.identity', index: i, id: `c${i}`, name: 'read_file' });
-      c.feed({ type: 'call.fragment', index: i, text: `{"path":"f${i}` });
-      at = { index: i, t: clock.now(), cpu: process.cpuUsage() };
-      c.feed({ type: 'call.fragment', index: i, text: '.ts"}' }); // the closing brace completes the call
-      at = undefined;
+    // Alternate which controller goes first, so neither always inherits the other's garbage.
+    for (let j = 0; j < ctors.length; j++) {
+      const k = (j + done / perTurn) % ctors.length;
+      await burstTurn(perTurn, ctors[k]!, out[k]!.wall, out[k]!.cpu);
     }
-    c.feed({ type: 'finish', reason: 'tool_calls' });
-    c.feed({ type: 'stream.end' });
-    await c.done;
   }
-  return { wall, cpu };
+  return out;
 }
 
-export async function benchScheduling(opts: { wallScale?: number; wall?: boolean } = {}): Promise<SchedulingResult> {
+async function burstTurn(perTurn: number, Ctor: ControllerClass, wall: number[], cpu: number[]): Promise<void> {
+  const clock = realClock();
+  let at: { index: number; t: number; cpu: NodeJS.CpuUsage } | undefined;
+  const c = new Ctor({
+    mode: 'execute',
+    clock,
+    classify: () => ({ safe: true, needsApproval: false }),
+    runTool: (call) => {
+      if (at && at.index === call.index) {
+        wall.push(clock.now() - at.t);
+        const u = process.cpuUsage(at.cpu);
+        cpu.push((u.user + u.system) / 1000);
+      }
+      return Promise.resolve({ ok: true, content: 'ok' });
+    },
+  });
+  for (let i = 0; i < perTurn; i++) {
+    c.feed({ type: 'call.identity', index: i, id: `c${i}`, name: 'read_file' });
+    c.feed({ type: 'call.fragment', index: i, text: `{"path":"f${i}` });
+    at = { index: i, t: clock.now(), cpu: process.cpuUsage() };
+    c.feed({ type: 'call.fragment', index: i, text: '.ts"}' }); // the closing brace completes the call
+    at = undefined;
+  }
+  c.feed({ type: 'finish', reason: 'tool_calls' });
+  c.feed({ type: 'stream.end' });
+  await c.done;
+}
+
+export async function benchScheduling(opts: { wallScale?: number; wall?: boolean; baselineDist?: string } = {}): Promise<SchedulingResult> {
+  const Base = opts.baselineDist
+    ? baselineModule<{ TurnController: ControllerClass }>(opts.baselineDist, 'src/engine/controller').TurnController
+    : undefined;
   const rows: SchedulingRow[] = [];
   for (const [name, script] of Object.entries(CORPUS)) {
     for (const format of SYNTH_FORMATS) {
@@ -218,29 +240,31 @@ export async function benchScheduling(opts: { wallScale?: number; wall?: boolean
     }
   }
   const latency: DispatchLatency[] = [];
-  const summarize = (source: DispatchLatency['source'], xs: number[]): DispatchLatency => ({
+  const stats = (xs: number[]) => ({ calls: xs.length, p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: Math.max(...xs) });
+  const summarize = (source: DispatchLatency['source'], xs: number[], base?: number[]): DispatchLatency => ({
     source,
-    calls: xs.length,
-    p50Ms: percentile(xs, 50),
-    p99Ms: percentile(xs, 99),
-    maxMs: Math.max(...xs),
+    ...stats(xs),
+    ...(base ? { baseline: stats(base) } : {}),
   });
   if (opts.wall !== false) {
     const k = opts.wallScale ?? 0.3;
     const lat: number[] = [];
+    const baseLat: number[] = [];
     for (const [name, script] of Object.entries(CORPUS)) {
       for (const format of ['openai-chat', 'anthropic'] as const) {
         const scaled = scaleScript(script, k);
-        const { row, latencies } = await wallRun(synthesizeTrace(format, scaled), scaled.tools ?? []);
+        const trace = synthesizeTrace(format, scaled);
+        const { row, latencies } = await wallRun(trace, scaled.tools ?? []);
         rows.push({ trace: name, ...row });
         lat.push(...latencies);
+        if (Base) baseLat.push(...(await wallRun(trace, scaled.tools ?? [], Base)).latencies);
       }
     }
-    latency.push(summarize('wall-corpus', lat));
+    latency.push(summarize('wall-corpus', lat, Base ? baseLat : undefined));
   }
   fullGc();
-  const b = await burst(2000, 10);
-  latency.push(summarize('burst', b.wall), summarize('burst (CPU time)', b.cpu));
+  const [b, bb] = await burst(2000, 10, Base ? [TurnController, Base] : [TurnController]);
+  latency.push(summarize('burst', b!.wall, bb?.wall), summarize('burst (CPU time)', b!.cpu, bb?.cpu));
   return { rows, latency };
 }
 
@@ -251,13 +275,25 @@ export function formatScheduling(r: SchedulingResult): string {
   for (const x of r.rows) {
     lines.push(`| ${x.trace} | ${x.format} | ${x.clock} | ${f(x.streamEndMs, 1)} | ${f(x.turnDoneMs, 1)} | ${f(x.idealMs, 1)} | ${f(x.postStreamMs, 0)} | ${x.ratio.toFixed(4)} |`);
   }
-  lines.push('', '| completion → tool invoked | calls | p50 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|');
-  for (const l of r.latency) lines.push(`| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} |`);
+  if (r.latency.some((l) => l.baseline)) {
+    lines.push('', '| completion → tool invoked | calls | p50 ms | p99 ms | max ms | baseline p50 ms | baseline p99 ms | baseline max ms | p99 × baseline |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const l of r.latency) {
+      const b = l.baseline;
+      lines.push(`| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} | ${f(b?.p50Ms, 3)} | ${f(b?.p99Ms, 3)} | ${f(b?.maxMs, 3)} | ${b ? (l.p99Ms / b.p99Ms).toFixed(2) : ''} |`);
+    }
+  } else {
+    lines.push('', '| completion → tool invoked | calls | p50 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|');
+    for (const l of r.latency) lines.push(`| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} |`);
+  }
   return lines.join('\n') + '\n';
 }
 
 if (require.main === module) {
-  benchScheduling().then(
+  const bi = process.argv.indexOf('--baseline');
+  const ref = bi >= 0 ? process.argv[bi + 1] : undefined;
+  (ref ? resolveBaseline(ref, (s) => process.stderr.write(s)) : Promise.resolve(undefined))
+    .then((b) => benchScheduling({ baselineDist: b?.dist }))
+    .then(
     (r) => process.stdout.write(process.argv.includes('--json') ? JSON.stringify(r, null, 2) + '\n' : formatScheduling(r)),
     (err: unknown) => {
       process.stderr.write(`scheduling: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
