@@ -7,7 +7,8 @@
  *   string; an event cut at EOF → `sse_truncated` warning (not dispatched, per spec, unless
  *   `lenientEof`); an over-size event → `sse_event_too_large` warning.
  * - `readPayloadLines(text)`: one-JSON-payload-per-line `.jsonl` recordings → payloads.
- * - `detectFormat(text)`: guess the wire format from the first payloads.
+ * - `detectFormat(text)`: guess the wire format from the first payloads (per payload:
+ *   `payloadFormat`, src/wire/detect.ts, which also holds the `format_mismatch` check).
  *
  * Text families (`text:<family>`, raw model text with tool-call markup) are parsed in src/parsers:
  * they plug in through `registerTextAdapterFactory` (process-wide) or the `textAdapter` option.
@@ -30,6 +31,7 @@ import { GeminiAdapter } from './gemini';
 import { DynamoAdapter } from './dynamo';
 import { AiSdkAdapter } from './aiSdk';
 import { SseDecoder, type SseDecoderOptions, type SseMessage } from './sse';
+import { FormatCheck, payloadFormat } from './detect';
 
 export { SseDecoder, DEFAULT_MAX_EVENT_CHARS } from './sse';
 export type { SseMessage, SseDecoderOptions, SseEndResult } from './sse';
@@ -39,6 +41,7 @@ export { OpenAIResponsesAdapter } from './openaiResponses';
 export { GeminiAdapter, parseJsonPath } from './gemini';
 export { DynamoAdapter } from './dynamo';
 export { AiSdkAdapter, aiSdkError, aiSdkUsage } from './aiSdk';
+export { FORMAT_MISMATCH, FormatCheck, findFormatMismatch, formatsCompatible, payloadFormat } from './detect';
 
 /** Builds the adapter for `text:<family>` formats (src/parsers provides it). */
 export type TextAdapterFactory = (family: string) => Adapter | undefined;
@@ -96,6 +99,11 @@ export interface StreamReaderOptions extends AdapterOptions {
   lenientEof?: boolean;
   /** Use this adapter instead of creating one. */
   adapter?: Adapter;
+  /**
+   * Fail the stream (a non-retryable `format_mismatch` stream error, src/wire/detect.ts) when its
+   * first decisive payload is another provider's shape; later payloads are dropped. `runTurn` sets it.
+   */
+  checkFormat?: boolean;
 }
 
 export interface StreamReader {
@@ -116,7 +124,17 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
   // The events of the current write()/end() call: the decoder's callbacks append to it.
   const collector = new EventCollector();
   let cur: EventSink = collector;
+  const check = options.checkFormat === true ? new FormatCheck(format) : undefined;
+  let mismatched = false;
   const push = (payload: unknown): void => {
+    if (check !== undefined && !check.done) {
+      const err = check.check(payload);
+      if (err !== undefined) {
+        mismatched = true;
+        cur.push(err);
+      }
+    }
+    if (mismatched) return;
     if (fast !== undefined) fast.pushInto(payload, cur);
     else for (const e of adapter.push(payload)) cur.push(e);
   };
@@ -321,23 +339,10 @@ export function detectFormat(text: string): WireFormat | undefined {
     }
   }
   let chat = false;
-  for (const p0 of payloads) {
-    const p = Array.isArray(p0) ? p0[0] : p0;
-    if (!isObj(p)) continue;
-    if ('tool_call_completion' in p || 'nvext' in p) return 'dynamo';
-    if (p.event === 'error' && p.choices === undefined && 'comment' in p) return 'dynamo';
-    const type = p.type;
-    if (typeof type === 'string') {
-      if (type.startsWith('response.')) return 'openai-responses';
-      if (type === 'message_start' || type.startsWith('content_block_') || type === 'message_delta')
-        return 'anthropic';
-    }
-    if ('candidates' in p || 'usageMetadata' in p || 'promptFeedback' in p) return 'gemini';
-    if (p.object === 'chat.completion.chunk' || Array.isArray(p.choices)) {
-      if (Array.isArray(p.choices) && p.choices.some((c) => isObj(c) && 'tool_call_completion' in c))
-        return 'dynamo';
-      chat = true;
-    }
+  for (const p of payloads) {
+    const f = payloadFormat(p);
+    if (f === 'openai-chat') chat = true;
+    else if (f !== undefined) return f;
   }
   if (chat) return sawErrorFrame ? 'dynamo' : 'openai-chat';
   return undefined;
