@@ -6,6 +6,7 @@ import { TurnController, type TurnSummary } from '../engine/controller';
 import { type AnyTool, toOpenAIChatTools, type ToolRegistry } from '../execute/tools';
 import { createStreamReader } from '../wire';
 import type { StreamEvent } from '../wire/events';
+import { prepareSafety } from '../execute/safety';
 import { executorFor } from './tools';
 
 /**
@@ -90,6 +91,7 @@ export async function runDemoTurn(opts: DemoTurnOptions): Promise<DemoTurnResult
     return c;
   };
 
+  await prepareSafety(opts.registry); // loads the shell parser if a tool needs it
   const { classify, runTool } = executorFor(opts.registry);
   const controller = new TurnController({
     mode: 'execute',

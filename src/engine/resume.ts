@@ -15,19 +15,30 @@
  *   happened ('reconciled', or 'rerun' when it did not); any other call gets a synthetic
  *   "outcome unknown" result the model can act on ('unknown-outcome') and is NOT run.
  * New facts go to the same journal; facts it already has are not written twice. A lease makes
- * sure two workers never resume one turn.
+ * sure two workers never resume one turn; it is renewed every TTL/3 while the resume works, and
+ * when it is lost (taken over, or unrenewable past its expiry) the journal stops writing and the
+ * resume rejects with `JournalError('lease_lost')`.
+ *
+ * Before anything runs the journal is checked (src/journal/check.ts): header turn id, every
+ * record against the turn's lifecycle, and the MAC chain when a key is set. A journal that fails
+ * is refused (`JournalRefusedError`, with the results recorded before the bad record).
  */
 import * as os from 'node:os';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { CallResult, Classification, RunToolFn, RunToolInput } from '../calls';
 import { type AnyTool, createToolRegistry, runTool, type ToolRegistry } from '../execute/tools';
+import { prepareSafety } from '../execute/safety';
 import { checkHistory, checkTrace } from '../history/check';
 import type { TurnTraceEntry } from '../history/trace';
 import type { InvariantViolation } from '../history/types';
+import { checkJournal } from '../journal/check';
 import { type BeforeRun, recordKey, TurnJournal } from '../journal/journal';
+import { leaseTtlMs } from '../journal/lease';
+import { journalKey } from '../journal/mac';
+import { JournalError } from '../journal/records';
 import type { JournalRecord, ResumedHow } from '../journal/records';
 import { foldJournal, type JournalAttempt, journalTrace } from '../journal/state';
-import type { JournalStore } from '../journal/store';
+import type { JournalLease, JournalStore } from '../journal/store';
 import type { StreamEvent } from '../wire/events';
 import { type Clock, realClock } from './clock';
 import { type ControllerEvents, TurnController } from './controller';
@@ -95,9 +106,13 @@ export interface ResumeTurnOptions {
   signal?: AbortSignal;
   /** Called with the rebuilt controller before anything is fed (drive a virtual clock, attach UIs). */
   onController?: (c: TurnController) => void;
-  /** Lease owner id (default host:pid:random) and time to live (default 60 s). */
+  /** Lease owner id (default host:pid:random) and time to live (default `SLUICE_LEASE_TTL_MS` or 60 s). */
   owner?: string;
   leaseMs?: number;
+  /** MAC key (default `SLUICE_JOURNAL_KEY`): the journal must carry a valid MAC chain under it; new records get one. */
+  journalKey?: string | Buffer;
+  /** Retry window for store failures while resuming (default 10 s, `SLUICE_JOURNAL_RETRY_MS`). */
+  retryMs?: number;
 }
 
 export interface ResumedCall {
@@ -135,23 +150,62 @@ export class ResumeError extends Error {
 
 export async function resumeTurn(opts: ResumeTurnOptions): Promise<ResumeTurnResult> {
   const { store, turn } = opts;
+  const ttl = leaseTtlMs(opts.leaseMs);
+  const key = journalKey(opts.journalKey);
   const owner = opts.owner ?? `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-  const lease = await store.lease(turn, owner, opts.leaseMs ?? 60_000);
+  const lease = await store.lease(turn, owner, ttl);
   if (!lease) throw new ResumeError(`turn ${turn} is being resumed by another worker (lease held)`);
+  const keeper = keepLease(lease, ttl);
   try {
-    return await resumeLeased(opts, owner);
+    return await resumeLeased(opts, owner, key, keeper);
   } finally {
-    await lease.release();
+    keeper.stop();
+    // A store that is down cannot release: the lease then expires by itself.
+    await lease.release().catch(() => undefined);
   }
 }
 
-async function resumeLeased(opts: ResumeTurnOptions, owner: string): Promise<ResumeTurnResult> {
+interface LeaseKeeper {
+  /** Called once if the lease is lost. */
+  onLost(fn: (err: JournalError) => void): void;
+  stop(): void;
+}
+
+/** Renew the lease every TTL/3; lost when a renewal is refused, or none succeeded for a whole TTL. */
+function keepLease(lease: JournalLease, ttl: number): LeaseKeeper {
+  let lost: JournalError | undefined;
+  const listeners: Array<(err: JournalError) => void> = [];
+  let lastOk = Date.now();
+  const lose = (why: string): void => {
+    if (lost) return;
+    lost = new JournalError(`${lease.turn}: the lease was lost mid-turn (${why}); the journal stopped writing`, 'lease_lost');
+    clearInterval(timer);
+    for (const fn of listeners.splice(0)) fn(lost);
+  };
+  const timer = setInterval(() => {
+    lease.renew(ttl).then(
+      (ok) => (ok ? (lastOk = Date.now()) : lose('another worker holds it now')),
+      () => {
+        if (Date.now() - lastOk >= ttl) lose('it could not be renewed before it expired');
+      },
+    );
+  }, Math.max(50, Math.floor(ttl / 3)));
+  timer.unref();
+  return {
+    onLost: (fn) => (lost ? fn(lost) : listeners.push(fn)),
+    stop: () => clearInterval(timer),
+  };
+}
+
+async function resumeLeased(opts: ResumeTurnOptions, owner: string, key: Buffer | undefined, keeper: LeaseKeeper): Promise<ResumeTurnResult> {
   const { store, turn } = opts;
   const read = await store.read(turn);
   const records = read.records;
+  checkJournal(records, { turn, key });
   const st = foldJournal(records);
   if (!st.header) throw new ResumeError(records.length === 0 ? `turn ${turn}: no journal` : `turn ${turn}: the journal has no header record`);
   const registry = opts.tools ? (Array.isArray(opts.tools) ? createToolRegistry(opts.tools) : (opts.tools as ToolRegistry)) : undefined;
+  if (registry) await prepareSafety(registry); // the shell parser, when an execute tool needs it
   const classify = opts.classify ?? (registry ? classifierFor(registry, opts.policy?.structuredOutputTool) : undefined);
   const run: RunToolFn | undefined =
     opts.runTool ?? (registry ? (call, signal) => runTool(registry.get(call.name), call.input, { signal, callId: call.callId, name: call.name }) : undefined);
@@ -169,13 +223,18 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string): Promise<Res
     registry !== undefined && // a new attempt runs through runTurn, which needs the tools
     (!att || att.discarded || (!att.ended && !unsafeStarted));
   const skip = new Set(records.map((r) => recordKey(r)).filter((k): k is string => k !== undefined));
-  const common = { nextSeq: records.length, tBase: st.lastT, readOnly: committed, skip };
-  if (!committed) await new TurnJournal(store, turn, common).write({ k: 'resume', t: st.lastT, owner, count: st.resumes + 1 });
-  const seq = records.length + (committed ? 0 : 1);
+  const common = { nextSeq: records.length, tBase: st.lastT, readOnly: committed, skip, journalKey: key, prevMac: records.at(-1)?.m, retryMs: opts.retryMs };
+  /** The journal of this resume: its first record says a new process took over. */
+  const open = async (o: { attemptBase: number; textKnown?: Set<number> }): Promise<TurnJournal> => {
+    const j = new TurnJournal(store, turn, { ...common, ...o });
+    keeper.onLost((err) => j.halt(err));
+    if (!committed) await j.write({ k: 'resume', t: st.lastT, owner, count: st.resumes + 1 });
+    return j;
+  };
 
   if (retry) {
     const base = att ? A + 1 : A;
-    const journal = new TurnJournal(store, turn, { ...common, nextSeq: seq, attemptBase: base });
+    const journal = await open({ attemptBase: base });
     if (att && !att.discarded) await journal.write({ k: 'discarded', a: A, t: st.lastT });
     const maxAttempts = Math.max(1, (opts.policy?.maxAttempts ?? st.header.maxAttempts ?? 3) - base + 1);
     const stream = opts.stream!;
@@ -195,7 +254,7 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string): Promise<Res
   }
 
   // Rebuild the interrupted attempt from its records.
-  const journal = new TurnJournal(store, turn, { ...common, nextSeq: seq, attemptBase: A, textKnown: new Set([A]) });
+  const journal = await open({ attemptBase: A, textKnown: new Set([A]) });
   const controller = new TurnController({
     mode: 'execute',
     clock: opts.clock ?? realClock(),

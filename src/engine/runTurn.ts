@@ -1,11 +1,15 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Classification } from '../calls';
-import { classifyCall } from '../execute/safety';
+import { classifyCall, prepareSafety } from '../execute/safety';
 import { type AnyTool, createToolRegistry, runTool, type ToolRegistry } from '../execute/tools';
 import type { EarlyStart } from '../execute/schedule';
 import type { HistoryMessage } from '../history/types';
-import { createAdapter, createStreamReader } from '../wire';
+import { createAdapter, createStreamReader, WIRE_FORMATS } from '../wire';
+import { FormatCheck } from '../wire/detect';
 import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
+import { shadowOfTurn } from '../execute/shadow';
+import { checkTurn } from '../trace/invariants';
+import { startTurnTelemetry, type TelemetryOptions, type TurnTelemetry } from '../telemetry/turn';
 import { type Clock, realClock } from './clock';
 import { openStream, type StreamInput, type StreamItem } from './streamSource';
 import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnSummary, TurnController } from './controller';
@@ -43,9 +47,11 @@ export type StreamSource = StreamInput;
 export interface TurnPolicy {
   /**
    * 'safe': read-only tools start mid-stream. 'none': classic post-stream. 'all': see SPEC §6.4.
+   * 'shadow': runs exactly like 'none', and reports when 'safe' would have started each call
+   * (`summary.calls[i].shadowStartMs`) and the turn time it would have saved (`summary.shadowSavedMs`).
    * Default 'safe', or 'none' when SLUICE_STREAMING_DISPATCH=0; an explicit value always wins.
    */
-  earlyStart?: EarlyStart;
+  earlyStart?: EarlyStart | 'shadow';
   maxConcurrent?: number;
   onAbort?: 'commit' | 'drop';
   /** Attempts in all, first included (default 3). */
@@ -99,13 +105,24 @@ export interface RunTurnOptions {
   /** Journal the turn (crash-safe resume: src/journal, `createTurnJournal`, docs/durability.md). */
   journal?: { attach(controller: TurnController): void; flush(): Promise<void> };
   /**
-   * Resource limits per attempt (docs/limits.md). Hitting one ends the turn: `runTurn` rejects
-   * with a `TurnLimitError` (a `SluiceLimitError` naming the limit; its `summary` is the failed turn).
+   * Resource limits per attempt (docs/limits.md). Hitting one ends the turn: it resolves with
+   * `outcome: 'failed'`, `summary.error.type === 'limit_exceeded'` and `summary.limit` naming it.
    */
   limits?: Partial<TurnLimits>;
+  /**
+   * OpenTelemetry (docs/observability.md): spans and metrics go to the providers the application
+   * registered (none registered: nothing is recorded). Tool arguments and results only with
+   * `recordContents: true`.
+   */
+  telemetry?: TelemetryOptions;
 }
 
-/** The error `runTurn` rejects with when a resource limit ended the turn. */
+/**
+ * @deprecated `runTurn` no longer rejects when a limit ends the turn: it resolves with
+ * `outcome: 'failed'` and `summary.limit` (one rule: misuse rejects, run-time failures resolve).
+ * Kept for one release for code that checks `instanceof TurnLimitError`; `limitErrorOf(summary)`
+ * builds one from a summary.
+ */
 export class TurnLimitError extends SluiceLimitError {
   constructor(readonly summary: TurnSummary) {
     super(summary.limit!, summary.error?.message);
@@ -117,6 +134,11 @@ export interface RunTurnResult {
   messages: HistoryMessage[];
   calls: CallTiming[];
   summary: TurnSummary;
+}
+
+/** A `TurnLimitError` for a turn a limit ended, else undefined (for code that wants to throw it). */
+export function limitErrorOf(summary: TurnSummary): TurnLimitError | undefined {
+  return summary.outcome === 'failed' && summary.limit !== undefined && summary.error?.type === LIMIT_ERROR_TYPE ? new TurnLimitError(summary) : undefined;
 }
 
 export function streamingDispatchDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -177,6 +199,7 @@ function toStreamError(err: unknown): { type: string; message: string; retryable
 export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
   const policy = opts.policy ?? {};
   const registry = Array.isArray(opts.tools) ? createToolRegistry(opts.tools) : (opts.tools as ToolRegistry);
+  await prepareSafety(registry); // the shell parser, loaded only when an execute tool needs it
   const clock = opts.clock ?? realClock();
   const toolTimeoutMs = policy.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   if (!(typeof toolTimeoutMs === 'number' && toolTimeoutMs >= 0)) {

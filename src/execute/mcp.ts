@@ -15,7 +15,7 @@
  *   `[a-zA-Z0-9_-]` (with `prefix` if given, cut to 64 characters, de-duplicated with a
  *   numeric suffix) while `call` always gets the server's own name.
  */
-import { z } from 'zod';
+import type { StandardSchemaV1 } from './standardSchema';
 import { type JsonSchema, type ToolDefinition, type ToolKind, TOOL_NAME_PATTERN } from './tools';
 
 /**
@@ -120,26 +120,34 @@ const JSON_TYPE_CHECKS: Record<string, (v: unknown) => boolean> = {
   null: (v) => v === null,
 };
 
-/** A zod schema for "a JSON object with these required keys and simple top-level types". */
-export function permissiveSchema(schema: JsonSchema): z.ZodType<Record<string, unknown>, Record<string, unknown>> {
+/**
+ * A Standard Schema validator for "a JSON object with these required keys and simple top-level
+ * types" (written out, not zod: the tool layer needs no validator package of its own).
+ */
+export function permissiveSchema(schema: JsonSchema): StandardSchemaV1<Record<string, unknown>, Record<string, unknown>> {
   const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
   const props = typeof schema.properties === 'object' && schema.properties !== null ? (schema.properties as Record<string, unknown>) : {};
-  return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
-    for (const key of required) {
-      if (!(key in value)) ctx.addIssue({ code: 'custom', path: [key], message: 'Required property is missing' });
+  const validate = (value: unknown): StandardSchemaV1.Result<Record<string, unknown>> => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return { issues: [{ message: `Expected a JSON object, got ${Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value}` }] };
     }
-    for (const [key, v] of Object.entries(value)) {
+    const obj = value as Record<string, unknown>;
+    const issues: StandardSchemaV1.Issue[] = [];
+    for (const key of required) {
+      if (!(key in obj)) issues.push({ path: [key], message: 'Required property is missing' });
+    }
+    for (const [key, v] of Object.entries(obj)) {
       const prop = props[key];
       if (typeof prop !== 'object' || prop === null) continue;
       const type = (prop as JsonSchema).type;
       const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type.filter((x): x is string => typeof x === 'string') : [];
       const known = types.filter((x) => x in JSON_TYPE_CHECKS);
       if (known.length === 0 || known.length !== types.length) continue;
-      if (!known.some((x) => JSON_TYPE_CHECKS[x](v))) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `Expected ${known.join(' or ')}` });
-      }
+      if (!known.some((x) => JSON_TYPE_CHECKS[x](v))) issues.push({ path: [key], message: `Expected ${known.join(' or ')}` });
     }
-  });
+    return issues.length > 0 ? { issues } : { value: obj };
+  };
+  return { '~standard': { version: 1, vendor: 'sluice', validate } };
 }
 
 /**

@@ -9,7 +9,7 @@
  *
  * `think` is not safe: in real harnesses it covers memory/todo writers (qwen-code excludes it too).
  */
-import { classifyCommand } from './shell';
+import { classifyCommand, loadShellParser, shellParserLoaded } from './shell';
 import { type AnyTool, beginValidation, type ToolRegistry, type ToolRunResult, needsApproval } from './tools';
 
 export const SAFE_KINDS: ReadonlySet<string> = new Set(['read', 'search', 'fetch']);
@@ -51,6 +51,17 @@ export function explainSafety(
   if (typeof command !== 'string') return { safe: false, reason: `execute call without a string ${fieldName}` };
   const c = classifyCommand(command);
   return { safe: c.readOnly, reason: c.readOnly ? c.reason : `not read-only: ${c.reason}` };
+}
+
+/**
+ * Loads what classifying this registry's calls needs before a turn starts: the shell parser when
+ * a tool of kind `execute` has no `isConcurrencySafe` of its own (its commands are classified by
+ * the shell classifier). Resolves at once otherwise, so turns without shell tools never load it.
+ */
+export function prepareSafety(registry: ToolRegistry): Promise<void> | undefined {
+  if (shellParserLoaded()) return undefined;
+  const needsShell = registry.list().some((t) => t.kind === 'execute' && t.isConcurrencySafe === undefined);
+  return needsShell ? loadShellParser() : undefined;
 }
 
 /** What the turn controller needs to know about a ready call (structurally the turn machine's `Classification`). */

@@ -15,7 +15,7 @@
 class Unsafe extends Error {}
 
 // ---------------------------------------------------------------------------------------------
-// mvdan-sh: loaded lazily (1.7 MB of GopherJS output; ~0.2 s to load) and read through its raw
+// mvdan-sh: loaded lazily (loadShellParser; 1.5 MB of GopherJS output, ~0.2 s to load) and read through its raw
 // GopherJS objects. The package's JS wrappers (`syntax.NodeType`, `syntax.Walk`, wrapped field
 // access) cost 50–150 µs per call — ~20 ms per command — while the raw structs are plain JS
 // objects: Go pointers are objects whose `constructor.string` names the type ("*syntax.CallExpr"),
@@ -102,11 +102,38 @@ interface Lib {
 }
 
 let cached: Lib | undefined;
+let loading: Promise<void> | undefined;
 
-function lib(): Lib {
-  if (cached) return cached;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- mvdan-sh is a CommonJS GopherJS bundle without type declarations; loaded on first use only.
-  const syntax = (require('mvdan-sh') as { syntax: ShSyntax }).syntax;
+/**
+ * Load the shell parser (mvdan-sh, ~1.5 MB) so `classifyCommand` can analyse commands. It is
+ * loaded only when needed: `runTurn` awaits this when a tool of kind `execute` may need its
+ * command classified; call it yourself before using `classifyCommand`, `isSafeCall` or
+ * `classifyCall` directly on shell commands. Until it has loaded, `classifyCommand` answers "not
+ * read-only" (fail closed) and starts loading. A dynamic `import()`, so ESM builds and bundlers
+ * keep it out of the entry chunk. Never rejects (a failed load makes nothing read-only).
+ */
+export function loadShellParser(): Promise<void> {
+  if (cached) return Promise.resolve();
+  loading ??= import('mvdan-sh').then(
+    (mod) => {
+      // CommonJS GopherJS bundle: Node's ESM loader and bundlers put module.exports on `default`.
+      const m = mod as { syntax?: ShSyntax; default?: { syntax?: ShSyntax } };
+      const syntax = m.syntax ?? m.default?.syntax;
+      cached = syntax ? build(syntax) : { parse: () => unsafe('shell parser unavailable'), ops: {} as Ops, broken: 'shell parser unavailable' };
+    },
+    () => {
+      cached = { parse: () => unsafe('shell parser unavailable'), ops: {} as Ops, broken: 'shell parser unavailable' };
+    },
+  );
+  return loading;
+}
+
+/** Has the shell parser loaded (`classifyCommand` can analyse commands)? */
+export function shellParserLoaded(): boolean {
+  return cached !== undefined;
+}
+
+function build(syntax: ShSyntax): Lib {
   const parser = syntax.NewParser();
   const parse = (src: string): GoValue => parser.Parse(src, 'cmd').__internal_object__ as GoValue;
   const l: Lib = { parse, ops: {} as Ops };
@@ -132,17 +159,15 @@ function lib(): Lib {
       dplIn: opOf('a <& 0'),
     };
     if (new Set(Object.values(l.ops)).size !== Object.keys(l.ops).length) throw new Error('ops');
-    cached = l;
-    selfTest();
+    selfTest(l);
   } catch {
     l.broken = 'shell parser self-test failed';
   }
-  cached = l;
   return l;
 }
 
 /** Known answers that exercise every accessor; any mismatch disables the classifier. */
-function selfTest(): void {
+function selfTest(l: Lib): void {
   const cases: Array<[string, boolean]> = [
     ['ls -l "a b" | grep -v \'x\' 2>/dev/null', true],
     ['ls > f', false],
@@ -156,7 +181,7 @@ function selfTest(): void {
     ['l\\s', true],
   ];
   for (const [cmd, expected] of cases) {
-    if (analyse(cmd).readOnly !== expected) throw new Error('self-test');
+    if (analyse(l, cmd).readOnly !== expected) throw new Error('self-test');
   }
 }
 
@@ -177,18 +202,16 @@ export function classifyCommand(cmd: unknown): CommandClassification {
   if (typeof cmd !== 'string') return no('command is not a string');
   if (cmd.trim() === '') return no('empty command');
   if (cmd.length > MAX_COMMAND_LENGTH) return no(`command longer than ${MAX_COMMAND_LENGTH} characters`);
-  let l: Lib;
-  try {
-    l = lib();
-  } catch {
-    return no('shell parser unavailable');
+  const l = cached;
+  if (!l) {
+    void loadShellParser();
+    return no('shell parser not loaded yet (await loadShellParser() first)');
   }
   if (l.broken) return no(l.broken);
-  return analyse(cmd);
+  return analyse(l, cmd);
 }
 
-function analyse(cmd: string): CommandClassification {
-  const l = cached as Lib;
+function analyse(l: Lib, cmd: string): CommandClassification {
   let file: GoValue;
   try {
     file = l.parse(cmd);

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { classifyCall, explainSafety, isSafeCall } from '../../src/execute/safety';
 import { createToolRegistry, defineTool, type ToolKind } from '../../src/execute/tools';
+import { loadShellParser } from '../../src/execute/shell';
+
+// The shell parser loads asynchronously (runTurn awaits it); these tests classify directly.
+beforeAll(() => loadShellParser());
 
 const tool = (name: string, kind: ToolKind, extra: { commandField?: string; needsApproval?: boolean } = {}) =>
   defineTool({ name, kind, input: z.object({ command: z.string().optional(), cmd: z.string().optional() }), run: () => '', ...extra });

@@ -1,4 +1,7 @@
-import { classifyCommand, isReadOnlyCommand, readOnlyPrograms, sedScriptProblem } from '../../src/execute/shell';
+import { classifyCommand, isReadOnlyCommand, loadShellParser, readOnlyPrograms, sedScriptProblem } from '../../src/execute/shell';
+
+// The shell parser loads asynchronously (on first need in runTurn); these tests call the classifier directly.
+beforeAll(() => loadShellParser());
 
 /** [command, read-only?] — every row is a separate test. */
 const TABLE: Array<[string, boolean]> = [

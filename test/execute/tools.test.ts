@@ -13,6 +13,10 @@ import {
   validateInput,
   type JsonSchema,
 } from '../../src/execute/tools';
+import { loadShellParser } from '../../src/execute/shell';
+
+// The shell parser loads asynchronously (runTurn awaits it); these tests classify directly.
+beforeAll(() => loadShellParser());
 
 const readFile = defineTool({
   name: 'read_file',
