@@ -8,8 +8,8 @@
  *   ANTHROPIC_BASE_URL=http://127.0.0.1:8080/v1 npx tsx examples/agent/ai-sdk.ts "what is in notes.txt?"
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { jsonSchema, type LanguageModel, streamText, tool, type ToolSet } from 'ai';
-import { type HistoryMessage, runTurn, toAiSdkMessages, toAnthropicTools } from 'sluice';
+import { jsonSchema, type LanguageModel, streamText } from 'ai';
+import { type HistoryMessage, runTurn, toAiSdkMessages, toAiSdkTools } from 'sluice';
 import type { AgentOptions } from './anthropic';
 import { workspaceTools } from './tools';
 
@@ -21,10 +21,7 @@ export async function runAgent(
     createAnthropic({ baseURL: opts.baseURL, apiKey: process.env.ANTHROPIC_API_KEY ?? 'local' })(opts.model ?? 'claude-sonnet-5');
   const tools = workspaceTools(opts.root);
   // Schemas only: no `execute`, sluice runs the tools.
-  const schemas: ToolSet = {};
-  for (const t of toAnthropicTools(tools)) {
-    schemas[t.name] = tool({ description: t.description, inputSchema: jsonSchema(t.input_schema as Parameters<typeof jsonSchema>[0]) });
-  }
+  const schemas = toAiSdkTools(tools, jsonSchema);
   const history: HistoryMessage[] = [{ role: 'user', content: opts.prompt }];
   for (let turn = 1; turn <= (opts.maxTurns ?? 8); turn++) {
     const { messages } = await runTurn({

@@ -433,6 +433,44 @@ export function toOpenAIResponsesTools(tools: Iterable<AnyTool>): OpenAIResponse
 }
 
 /**
+ * The symbol by which the AI SDK (ai 5 and 6) recognises a schema object (`jsonSchema()` marks its
+ * result with it; a registered symbol, so sluice need not import `ai`).
+ */
+const AI_SDK_SCHEMA: unique symbol = Symbol.for('vercel.ai.schema') as never;
+
+/** What `jsonSchema(schema)` from `ai` returns, built without `ai` (no validator: sluice validates). */
+export interface AiSdkJsonSchema {
+  readonly [AI_SDK_SCHEMA]: true;
+  readonly jsonSchema: JsonSchema;
+  readonly validate: undefined;
+}
+
+/** An AI SDK `tool()` definition without `execute`: the model may call it, the AI SDK runs nothing. */
+export interface AiSdkToolSpec<S = AiSdkJsonSchema> {
+  description?: string;
+  inputSchema: S;
+}
+
+/**
+ * AI SDK tool definitions **without `execute`**, keyed by name — `streamText({ tools })` then
+ * stops after one step and sluice runs each call from the `fullStream` (`format: 'ai-sdk'`).
+ *
+ * Pass `ai`'s own `jsonSchema` helper for definitions typed as the AI SDK's `ToolSet`
+ * (`toAiSdkTools(tools, jsonSchema)`); without it the schema objects are built here in the shape
+ * `jsonSchema()` returns (the AI SDK accepts them at run time; TypeScript cannot name `ai`'s
+ * private schema symbol, so typed code should pass the helper).
+ */
+export function toAiSdkTools(tools: Iterable<AnyTool>): Record<string, AiSdkToolSpec>;
+export function toAiSdkTools<S>(tools: Iterable<AnyTool>, jsonSchema: (schema: never) => S): Record<string, AiSdkToolSpec<S>>;
+export function toAiSdkTools(tools: Iterable<AnyTool>, jsonSchema?: (schema: never) => unknown): Record<string, AiSdkToolSpec<unknown>> {
+  // The helper's parameter is typed `never` above so `ai`'s `jsonSchema(JSONSchema7)` fits; it takes a JSON Schema object.
+  const wrap = (jsonSchema as ((schema: JsonSchema) => unknown) | undefined) ?? ((schema: JsonSchema): AiSdkJsonSchema => ({ [AI_SDK_SCHEMA]: true, jsonSchema: schema, validate: undefined }));
+  const out: Record<string, AiSdkToolSpec<unknown>> = {};
+  for (const t of tools) out[t.name] = withDescription({} as AiSdkToolSpec<unknown>, t.description, { inputSchema: wrap({ ...t.parameters, type: 'object' }) });
+  return out;
+}
+
+/**
  * Gemini `tools: [{ functionDeclarations }]`. By default the schema goes in `parameters`,
  * reduced to the OpenAPI subset Gemini accepts (see `toGeminiSchema`); with
  * `{ jsonSchema: true }` it goes unchanged in `parametersJsonSchema`.
