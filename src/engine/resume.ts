@@ -260,7 +260,8 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string, key: Buffer 
     clock: opts.clock ?? realClock(),
     inspect: opts.inspect,
     maxAttempts: 1,
-    earlyStart: st.header.earlyStart ?? opts.policy?.earlyStart ?? 'safe',
+    // 'shadow' runs like 'none' (runTurn's shadow mode only adds figures to the summary).
+    earlyStart: st.header.earlyStart ?? (opts.policy?.earlyStart === 'shadow' ? 'none' : opts.policy?.earlyStart) ?? 'safe',
     maxConcurrent: opts.policy?.maxConcurrent ?? 10,
     onAbort: 'commit',
     classify,

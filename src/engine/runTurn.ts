@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { Classification } from '../calls';
+import type { Classification, RunToolFn } from '../calls';
 import { classifyCall, prepareSafety } from '../execute/safety';
 import { type AnyTool, createToolRegistry, runTool, type ToolRegistry } from '../execute/tools';
 import type { EarlyStart } from '../execute/schedule';
@@ -196,19 +196,101 @@ function toStreamError(err: unknown): { type: string; message: string; retryable
   return { type, message: e?.message ?? 'the model stream failed', retryable };
 }
 
+const POLICY_KEYS: ReadonlyArray<keyof TurnPolicy> = [
+  'earlyStart',
+  'maxConcurrent',
+  'onAbort',
+  'maxAttempts',
+  'retryBaseMs',
+  'idleTimeoutMs',
+  'completion',
+  'structuredOutputTool',
+  'singleTool',
+  'toolTimeoutMs',
+];
+
+function oneOf(what: string, v: unknown, allowed: readonly string[]): void {
+  if (v !== undefined && !allowed.includes(v as string)) {
+    throw new TypeError(`sluice: ${what} must be one of ${allowed.map((a) => `'${a}'`).join(', ')} (got ${JSON.stringify(v) ?? String(v)})`);
+  }
+}
+
+function numberAtLeast(what: string, v: unknown, min: number, opts: { integer?: boolean; infinite?: boolean } = {}): void {
+  if (v === undefined) return;
+  const ok =
+    typeof v === 'number' &&
+    v >= min &&
+    (v === Infinity ? opts.infinite === true : Number.isFinite(v) && (!opts.integer || Number.isInteger(v)));
+  if (!ok) {
+    const kind = opts.integer ? `an integer ≥ ${min}` : min === 0 ? 'a non-negative number of ms' : `a number ≥ ${min}`;
+    throw new RangeError(`sluice: ${what} must be ${kind} (got ${String(v)})`);
+  }
+}
+
+/**
+ * Misuse fails loudly, before the stream is opened (docs/embedding.md "Failure in one way"): an
+ * unknown format, an unknown or out-of-range policy value, a missing stream or tools. One line,
+ * `sluice: …`, as a TypeError (wrong kind of value) or RangeError (a number out of range).
+ */
+export function checkRunTurnOptions(opts: RunTurnOptions): void {
+  if (typeof opts !== 'object' || opts === null) throw new TypeError('sluice: runTurn needs an options object');
+  const format: unknown = opts.format;
+  if (typeof format !== 'string') throw new TypeError(`sluice: format is required (one of ${[...WIRE_FORMATS, 'ai-sdk', 'text:<family>'].join(', ')})`);
+  try {
+    createAdapter(format as WireFormat);
+  } catch {
+    throw new TypeError(
+      format.startsWith('text:')
+        ? `sluice: format "${format}": no parser registered for text family "${format.slice(5)}" (import 'sluice/parsers' to register the built-in families)`
+        : `sluice: unknown format "${format}" (expected one of ${[...WIRE_FORMATS, 'ai-sdk', 'text:<family>'].join(', ')})`,
+    );
+  }
+  if (opts.stream === undefined || opts.stream === null) throw new TypeError('sluice: stream is required (a stream source, or a function of the attempt that returns one)');
+  const tools: unknown = opts.tools;
+  if (!Array.isArray(tools) && !(typeof tools === 'object' && tools !== null && typeof (tools as ToolRegistry).get === 'function')) {
+    throw new TypeError('sluice: tools must be an array of tools or a tool registry ([] for none)');
+  }
+  const p: unknown = opts.policy;
+  if (p !== undefined) {
+    if (typeof p !== 'object' || p === null) throw new TypeError('sluice: policy must be an object');
+    for (const key of Object.keys(p)) {
+      if (!(POLICY_KEYS as readonly string[]).includes(key)) throw new TypeError(`sluice: unknown policy option "${key}" (known: ${POLICY_KEYS.join(', ')})`);
+    }
+    const policy = p as TurnPolicy;
+    oneOf('policy.earlyStart', policy.earlyStart, ['safe', 'none', 'all', 'shadow']);
+    oneOf('policy.onAbort', policy.onAbort, ['commit', 'drop']);
+    oneOf('policy.completion', policy.completion, ['inferred', 'evidence-only']);
+    numberAtLeast('policy.maxConcurrent', policy.maxConcurrent, 1, { integer: true, infinite: true });
+    numberAtLeast('policy.maxAttempts', policy.maxAttempts, 1, { integer: true });
+    numberAtLeast('policy.retryBaseMs', policy.retryBaseMs, 0);
+    numberAtLeast('policy.idleTimeoutMs', policy.idleTimeoutMs, 0);
+    numberAtLeast('policy.toolTimeoutMs', policy.toolTimeoutMs, 0, { infinite: true });
+    if (policy.singleTool !== undefined && typeof policy.singleTool !== 'boolean') throw new TypeError(`sluice: policy.singleTool must be a boolean (got ${String(policy.singleTool)})`);
+    if (policy.structuredOutputTool !== undefined && typeof policy.structuredOutputTool !== 'string') {
+      throw new TypeError('sluice: policy.structuredOutputTool must be a tool name');
+    }
+  }
+  const t: unknown = opts.telemetry;
+  if (t !== undefined && (typeof t !== 'object' || t === null)) throw new TypeError('sluice: telemetry must be an object ({ recordContents?, model?, enabled? })');
+}
+
 export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
+  checkRunTurnOptions(opts);
   const policy = opts.policy ?? {};
   const registry = Array.isArray(opts.tools) ? createToolRegistry(opts.tools) : (opts.tools as ToolRegistry);
   await prepareSafety(registry); // the shell parser, loaded only when an execute tool needs it
   const clock = opts.clock ?? realClock();
   const toolTimeoutMs = policy.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-  if (!(typeof toolTimeoutMs === 'number' && toolTimeoutMs >= 0)) {
-    throw new RangeError(`sluice: policy.toolTimeoutMs must be a non-negative number of ms (got ${String(toolTimeoutMs)})`);
-  }
   const withTimeout = (tool: AnyTool | undefined): AnyTool | undefined =>
     tool === undefined || tool.timeoutMs !== undefined || toolTimeoutMs === 0 || toolTimeoutMs === Infinity
       ? tool
       : { ...tool, timeoutMs: toolTimeoutMs };
+  const requested = policy.earlyStart ?? (streamingDispatchDisabled() ? 'none' : 'safe');
+  // Shadow mode runs exactly like 'none'; the 'safe' schedule is simulated when the turn is done.
+  const earlyStart: EarlyStart = requested === 'shadow' ? 'none' : requested;
+  const maxConcurrent = policy.maxConcurrent ?? 10;
+  const tel = startTurnTelemetry({ format: opts.format, earlyStart: requested, options: opts.telemetry, knownTool: (name) => registry.get(name) !== undefined });
+  const run: RunToolFn = (call, signal) => runTool(withTimeout(registry.get(call.name)), call.input, { signal, callId: call.callId, name: call.name });
   const controller = new TurnController({
     mode: 'execute',
     format: opts.format,
@@ -218,14 +300,35 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
     singleTool: policy.singleTool,
     maxAttempts: policy.maxAttempts ?? 3,
     retryBaseMs: policy.retryBaseMs ?? 500,
-    earlyStart: policy.earlyStart ?? (streamingDispatchDisabled() ? 'none' : 'safe'),
-    maxConcurrent: policy.maxConcurrent ?? 10,
+    earlyStart,
+    maxConcurrent,
     onAbort: policy.onAbort ?? 'commit',
     classify: withUserClassify(classifierFor(registry, policy.structuredOutputTool), opts.classify),
     knownCallIds: knownIds(opts),
-    runTool: (call, signal) => runTool(withTimeout(registry.get(call.name)), call.input, { signal, callId: call.callId, name: call.name }),
+    runTool: tel ? tel.wrapRun(run) : run,
     limits: opts.limits,
   });
+  tel?.attach(controller);
+  const body = () => driveTurn(controller, opts, clock, tel);
+  const summary = await (tel ? tel.run(body) : body());
+  if (requested === 'shadow' && summary.outcome === 'done') {
+    const shadow = shadowOfTurn(summary, maxConcurrent);
+    if (shadow) {
+      for (const c of summary.calls) {
+        const s = c.attempt === summary.attempts ? shadow.startMs.get(c.index) : undefined;
+        if (s !== undefined) c.shadowStartMs = s;
+      }
+      summary.shadowSavedMs = shadow.savedMs;
+    }
+  }
+  // The RFC's rollout signal: SPEC §7 on the turn's own output (only when telemetry records).
+  tel?.end({ summary, violations: checkTurn(summary.history, summary.trace, earlyStart) });
+  return { messages: summary.history, calls: summary.calls, summary };
+}
+
+/** Runs the turn to its end: attempts, retries, abort; resolves with the summary (never rejects for run-time failures). */
+async function driveTurn(controller: TurnController, opts: RunTurnOptions, clock: Clock, tel: TurnTelemetry | undefined): Promise<TurnSummary> {
+  const policy = opts.policy ?? {};
   opts.journal?.attach(controller);
   for (const [name, fn] of Object.entries(opts.on ?? {})) {
     controller.events.on(name as keyof ControllerEvents, fn as (e: unknown) => void);
@@ -252,6 +355,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
   void controller.done.then(stop);
   const onAbort = () => {
     stop();
+    if (!turnDone) tel?.abort(policy.onAbort ?? 'commit');
     controller.abort(policy.onAbort);
   };
   if (opts.signal) {
@@ -278,10 +382,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
     }
     const summary = await controller.done;
     await opts.journal?.flush();
-    if (summary.outcome === 'failed' && summary.limit !== undefined && summary.error?.type === LIMIT_ERROR_TYPE) {
-      throw new TurnLimitError(summary);
-    }
-    return { messages: summary.history, calls: summary.calls, summary };
+    return summary;
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
   }
@@ -297,6 +398,7 @@ async function consumeAttempt(
 ): Promise<void> {
   let adapter: Adapter | undefined;
   let reader: ReturnType<typeof createStreamReader> | undefined;
+  const formatCheck = new FormatCheck(opts.format);
   const feedAll = (events: StreamEvent[]) => {
     for (const e of events) {
       if (controller.currentAttempt !== attempt || !controller.attemptOpen) return;
@@ -345,11 +447,19 @@ async function consumeAttempt(
       if (raw) {
         if (typeof item !== 'string' && !(item instanceof Uint8Array))
           throw new StreamFailure('bad_stream', 'the stream mixed raw bytes and event objects', false);
-        reader ??= createStreamReader(opts.format);
+        reader ??= createStreamReader(opts.format, { checkFormat: true });
         feedAll(reader.write(item));
       } else {
         if (item instanceof Uint8Array) throw new StreamFailure('bad_stream', 'the stream mixed raw bytes and event objects', false);
         adapter ??= createAdapter(opts.format);
+        // The first payloads must look like the declared format (src/wire/detect.ts): else format_mismatch.
+        if (!formatCheck.done) {
+          const mismatch = formatCheck.check(item);
+          if (mismatch !== undefined) {
+            feedAll([mismatch]);
+            break;
+          }
+        }
         feedAll(adapter.push(item));
       }
     }

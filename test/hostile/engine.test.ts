@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { TurnController, type TurnSummary } from '../../src/engine/controller';
 import { SluiceLimitError } from '../../src/engine/limits';
-import { runTurn, TurnLimitError } from '../../src/engine/runTurn';
+import { limitErrorOf, runTurn, TurnLimitError } from '../../src/engine/runTurn';
 import { defineTool } from '../../src/execute/tools';
 import type { OutputEvent } from '../../src/release/output';
 import type { StreamEvent } from '../../src/wire/events';
@@ -90,15 +90,18 @@ describe('call index 1e9: O(calls seen), never O(highest index)', () => {
     expect(tool?.role === 'tool' && tool.results.map((r) => r.callId)).toEqual(['call_0', 'call_1000000000']);
   });
 
-  test('runTurn, default limits: index 1e9 rejects with a TurnLimitError naming maxCallIndex', async () => {
-    const p = runTurn({
+  test('runTurn, default limits: index 1e9 fails the turn (resolves) naming maxCallIndex', async () => {
+    const { summary } = await runTurn({
       format: 'openai-chat',
       stream: [callChunk(1e9, '{"path":"b"}', 'read_file'), chunk({}, 'tool_calls'), '[DONE]'],
       tools: [readTool()],
     });
-    await expect(p).rejects.toBeInstanceOf(TurnLimitError);
-    await expect(p).rejects.toBeInstanceOf(SluiceLimitError);
-    await expect(p).rejects.toMatchObject({ limit: 'maxCallIndex', value: 1e9 });
+    expect(summary.outcome).toBe('failed');
+    expect(summary.error?.type).toBe('limit_exceeded');
+    expect(summary.limit).toMatchObject({ limit: 'maxCallIndex', value: 1e9 });
+    const err = limitErrorOf(summary);
+    expect(err).toBeInstanceOf(TurnLimitError);
+    expect(err).toBeInstanceOf(SluiceLimitError);
   });
 
   test('negative and fractional indices end the turn with maxCallIndex too', async () => {
@@ -164,14 +167,12 @@ describe('size limits end that turn with a clean error; the controller lives on'
     expect(out.some((e) => e.type === 'tool_use')).toBe(true);
   });
 
-  test('runTurn rejects with a TurnLimitError; the next turn runs normally', async () => {
+  test('runTurn resolves with the limit as a failed turn; the next turn runs normally', async () => {
     const args = '{"path":"' + 'x'.repeat(300_000) + '"}';
     const stream = [callChunk(0, '', 'read_file'), ...Array.from({ length: 10 }, (_, i) => callChunk(0, args.slice(i * 30_001, (i + 1) * 30_001))), chunk({}, 'tool_calls'), '[DONE]'];
-    await expect(runTurn({ format: 'openai-chat', stream, tools: [readTool()], limits: { maxArgChars: 100_000 } })).rejects.toMatchObject({
-      name: 'SluiceLimitError',
-      limit: 'maxArgChars',
-      message: expect.stringMatching(/^limit maxArgChars exceeded/),
-    });
+    const failed = await runTurn({ format: 'openai-chat', stream, tools: [readTool()], limits: { maxArgChars: 100_000 } });
+    expect(failed.summary).toMatchObject({ outcome: 'failed', limit: { limit: 'maxArgChars' }, error: { type: 'limit_exceeded', message: expect.stringMatching(/^limit maxArgChars exceeded/) } });
+    expect(failed.messages).toEqual([]);
     const ok = await runTurn({ format: 'openai-chat', stream, tools: [readTool()] });
     expect(ok.summary.outcome).toBe('done');
   });
