@@ -3,8 +3,14 @@
 #   scripts/pg-test-server.sh start   # installs Debian's postgresql if missing, starts a private
 #                                     # cluster on 127.0.0.1, prints SLUICE_PG_URL=...
 #   scripts/pg-test-server.sh stop    # stops it and deletes its data
+#   scripts/pg-test-server.sh crash   # an outage: `pg_ctl stop -m immediate` (no shutdown
+#                                     # checkpoint; connections are cut), the data is kept
+#   scripts/pg-test-server.sh up      # starts the kept cluster again (crash recovery runs)
+#   scripts/pg-test-server.sh status  # exit 0 when it is running
 # The cluster lives in $SLUICE_PG_DIR (default: a folder under the system temp dir), owned by the
 # postgres user (initdb refuses root), listening on 127.0.0.1:$SLUICE_PG_PORT (default 54329).
+# The fault suite (test/faults) runs its own cluster (another SLUICE_PG_DIR and SLUICE_PG_PORT),
+# so crashing it never disturbs the server the other suites use.
 set -euo pipefail
 DIR="${SLUICE_PG_DIR:-${TMPDIR:-/tmp}/sluice-pg}"
 PORT="${SLUICE_PG_PORT:-54329}"
@@ -34,13 +40,25 @@ case "${1:-}" in
     as_pg "$BIN/pg_ctl -D '$DIR/data' -l '$DIR/log' -w -o \"-c listen_addresses=127.0.0.1 -p $PORT -k '$DIR'\" start >/dev/null"
     echo "SLUICE_PG_URL=postgres://sluice@127.0.0.1:$PORT/postgres"
     ;;
+  crash)
+    BIN=$(bindir)
+    as_pg "$BIN/pg_ctl -D '$DIR/data' -m immediate -w stop >/dev/null"
+    ;;
+  up)
+    BIN=$(bindir)
+    as_pg "$BIN/pg_ctl -D '$DIR/data' -l '$DIR/log' -w -o \"-c listen_addresses=127.0.0.1 -p $PORT -k '$DIR'\" start >/dev/null"
+    ;;
+  status)
+    BIN=$(bindir)
+    [ -n "$BIN" ] && [ -d "$DIR/data" ] && as_pg "$BIN/pg_ctl -D '$DIR/data' status >/dev/null"
+    ;;
   stop)
     BIN=$(bindir)
     if [ -n "$BIN" ] && [ -d "$DIR/data" ]; then as_pg "$BIN/pg_ctl -D '$DIR/data' -m fast -w stop >/dev/null" || true; fi
     rm -rf "$DIR"
     ;;
   *)
-    echo "usage: $0 start|stop" >&2
+    echo "usage: $0 start|stop|crash|up|status" >&2
     exit 2
     ;;
 esac

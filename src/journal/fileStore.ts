@@ -11,18 +11,42 @@
  * Leases are lock files (`<file>.lock`, created atomically by a hard link) holding owner, pid, host
  * and expiry; an expired lock, or one whose process is gone on this host, may be taken over (see
  * `lease`). This is a single-machine lease: several machines need a database store.
+ *
+ * Failures are values (`JournalError`): a full disk is `no_space` (retryable: the journal tries
+ * again with backoff), a failed write or fsync `io`. After any failed append the file is closed
+ * and reopened on the next one, so a partly written record is cut off like a crash's torn tail. A
+ * failed fsync is never retried on the same data (after one, Linux may have dropped the dirty
+ * pages and a second fsync would report success for data that is not on disk): `io`, not retryable.
+ * Journal files are read only if they are regular files within `maxBytes`.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { decodeJournal, encodeRecord } from './codec';
-import { checkTurnId, JournalError, type JournalRecord } from './records';
+import { holderIsDead, hostIdentity } from './lease';
+import { checkTurnId, JournalError, type JournalRecord, toJournalError } from './records';
 import type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './store';
+
+/** The write/fsync boundary of the file store (tests inject ENOSPC/EIO here). */
+export interface FileStoreIO {
+  writeSync(fd: number, buf: Buffer, offset: number, length: number): number;
+  fdatasyncSync(fd: number): void;
+}
 
 export interface FileStoreOptions {
   /** fdatasync durable records (default true). false: measure the cost, or tmpfs tests. */
   fsync?: boolean;
+  /** Largest journal file read (default 1 GiB): a larger one is `JournalError('too_large')`. */
+  maxBytes?: number;
+  /** Replace the write/fsync calls (fault injection in tests). */
+  io?: FileStoreIO;
 }
+
+export const DEFAULT_MAX_JOURNAL_BYTES = 1024 ** 3;
+
+const REAL_IO: FileStoreIO = {
+  writeSync: (fd, buf, offset, length) => fs.writeSync(fd, buf, offset, length),
+  fdatasyncSync: (fd) => fs.fdatasyncSync(fd),
+};
 
 interface OpenFile {
   fd: number;
@@ -39,6 +63,8 @@ interface LockBody {
 export class FileJournalStore implements JournalStore {
   readonly name: string;
   private readonly fsync: boolean;
+  private readonly maxBytes: number;
+  private readonly io: FileStoreIO;
   private readonly open = new Map<string, OpenFile>();
 
   constructor(
@@ -47,6 +73,8 @@ export class FileJournalStore implements JournalStore {
   ) {
     this.name = `file:${dir}`;
     this.fsync = opts.fsync ?? true;
+    this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES;
+    this.io = opts.io ?? REAL_IO;
   }
 
   /** The store and turn id for one journal file path (`--journal FILE`). */
@@ -68,15 +96,45 @@ export class FileJournalStore implements JournalStore {
 
   appendSync(turn: string, records: readonly JournalRecord[], opts: AppendOptions): void {
     if (records.length === 0) return;
-    const f = this.openFile(turn);
+    const what = `append to ${turn}`;
+    let f: OpenFile;
+    try {
+      f = this.openFile(turn);
+    } catch (err) {
+      throw toJournalError(err, what);
+    }
     if (records[0]!.n !== f.next) {
       throw new JournalError(`${turn}: record ${records[0]!.n} appended where ${f.next} was expected`, 'corrupt');
     }
     const buf = records.length === 1 ? encodeRecord(records[0]!) : Buffer.concat(records.map(encodeRecord));
-    let off = 0;
-    while (off < buf.length) off += fs.writeSync(f.fd, buf, off, buf.length - off);
+    try {
+      let off = 0;
+      while (off < buf.length) off += this.io.writeSync(f.fd, buf, off, buf.length - off);
+    } catch (err) {
+      this.forget(turn); // reopened next time: a partly written record is cut off as a torn tail
+      throw toJournalError(err, what);
+    }
     f.next += records.length;
-    if (opts.durable && this.fsync) fs.fdatasyncSync(f.fd);
+    if (opts.durable && this.fsync) {
+      try {
+        this.io.fdatasyncSync(f.fd);
+      } catch (err) {
+        this.forget(turn);
+        const code = (err as NodeJS.ErrnoException).code ?? 'error';
+        throw new JournalError(`${what}: fsync failed (${code}); whether the records are on disk is unknown`, 'io', { retryable: false });
+      }
+    }
+  }
+
+  private forget(turn: string): void {
+    const f = this.open.get(turn);
+    if (!f) return;
+    this.open.delete(turn);
+    try {
+      fs.closeSync(f.fd);
+    } catch {
+      /* already unusable */
+    }
   }
 
   /** Open for appending; a torn tail from a crash is cut off first so the next record starts clean. */
@@ -86,8 +144,9 @@ export class FileJournalStore implements JournalStore {
     const file = this.fileOf(turn);
     let created = false;
     let next = 0;
-    if (fs.existsSync(file)) {
-      const d = decodeJournal(fs.readFileSync(file), turn);
+    const bytes = this.readFile(file, turn);
+    if (bytes) {
+      const d = decodeJournal(bytes, turn);
       next = d.records.length;
       if (d.tornBytes > 0) {
         fs.truncateSync(file, d.validBytes);
@@ -103,10 +162,42 @@ export class FileJournalStore implements JournalStore {
     return f;
   }
 
+  /**
+   * A journal file's bytes (undefined when there is none): only a regular file, only up to
+   * `maxBytes` — opened non-blocking and checked on the open descriptor, so a FIFO, a device or a
+   * directory in its place is refused, never read.
+   */
+  private readFile(file: string, turn: string): Buffer | undefined {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw toJournalError(err, `read ${turn}`);
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new JournalError(`${turn}: the journal is not a regular file`, 'bad_turn');
+      if (st.size > this.maxBytes) throw new JournalError(`${turn}: the journal is ${st.size} bytes, over the limit of ${this.maxBytes}`, 'too_large');
+      const buf = Buffer.allocUnsafe(st.size);
+      let off = 0;
+      while (off < buf.length) {
+        const n = fs.readSync(fd, buf, off, buf.length - off, off);
+        if (n === 0) break;
+        off += n;
+      }
+      return buf.subarray(0, off);
+    } catch (err) {
+      throw toJournalError(err, `read ${turn}`);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   async read(turn: string): Promise<JournalRead> {
-    const file = this.fileOf(turn);
-    if (!fs.existsSync(file)) return { records: [], tornBytes: 0 };
-    const d = decodeJournal(await fs.promises.readFile(file), turn);
+    const bytes = this.readFile(this.fileOf(turn), turn);
+    if (!bytes) return { records: [], tornBytes: 0 };
+    const d = decodeJournal(bytes, turn);
     return { records: d.records, tornBytes: d.tornBytes };
   }
 
@@ -135,12 +226,20 @@ export class FileJournalStore implements JournalStore {
    * taken give up. So no live lock is ever removed, and of any number of racers one wins.
    */
   async lease(turn: string, owner: string, ttlMs: number): Promise<JournalLease | undefined> {
+    try {
+      return this.leaseOrThrow(turn, owner, ttlMs);
+    } catch (err) {
+      throw toJournalError(err, `lease ${turn}`);
+    }
+  }
+
+  private leaseOrThrow(turn: string, owner: string, ttlMs: number): JournalLease | undefined {
     const lock = this.fileOf(turn) + '.lock';
     const breaker = lock + '.break';
     fs.mkdirSync(this.dir, { recursive: true });
     const mine = `${lock}.${process.pid}.${Math.random().toString(36).slice(2, 10)}`;
     const take = (target: string): boolean => {
-      fs.writeFileSync(mine, JSON.stringify({ owner, pid: process.pid, host: os.hostname(), expires: Date.now() + ttlMs } satisfies LockBody));
+      fs.writeFileSync(mine, JSON.stringify({ owner, pid: process.pid, host: hostIdentity(), expires: Date.now() + ttlMs } satisfies LockBody));
       try {
         fs.linkSync(mine, target);
         return true;
@@ -236,14 +335,7 @@ function readLock(file: string): LockBody | undefined {
 }
 
 function lockIsStale(l: LockBody): boolean {
-  if (Date.now() > l.expires) return true;
-  if (l.host !== os.hostname()) return false;
-  try {
-    process.kill(l.pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return Date.now() > l.expires || holderIsDead(l.host, l.pid);
 }
 
 function syncDir(dir: string): void {

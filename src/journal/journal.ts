@@ -12,10 +12,21 @@
  *
  * Records carry the journal's attempt numbers and times: a resumed turn continues them
  * (`attemptBase`, `tBase`), and records the journal already has are not written twice (`skip`).
+ *
+ * When the store fails (docs/durability.md "When the store fails"): a retryable failure
+ * (`unavailable`, `no_space`) is retried with exponential backoff for up to `retryMs` (default
+ * 10 s, `SLUICE_JOURNAL_RETRY_MS`), records written meanwhile wait in order; an append that may
+ * have landed before its failure was reported is not written twice. Past that, or on a failure
+ * that is not retryable, the journal is FAILED: nothing more is written, no unsafe tool starts
+ * (its write-ahead record cannot be made durable; it is not run and not answered — resume
+ * decides it), and `flush()` — so `runTurn` — rejects with the `JournalError`. The turn's
+ * messages are then not a result: `resumeTurn` finishes the turn from the journal once the
+ * store is back, so every call gets exactly one result and no unsafe call runs twice.
  */
 import type { CallResult, RunToolFn, RunToolInput } from '../calls';
 import type { TurnController } from '../engine/controller';
 import type { WireFormat } from '../wire/events';
+import { journalKey, macSeed, recordMac } from './mac';
 import {
   isDurableKind,
   JOURNAL_VERSION,
@@ -24,6 +35,7 @@ import {
   type JournalRecord,
   type ResumedHow,
   checkTurnId,
+  toJournalError,
 } from './records';
 import type { JournalStore } from './store';
 
@@ -52,7 +64,24 @@ export interface TurnJournalOptions {
   textKnown?: ReadonlySet<number>;
   /** Write nothing (a committed turn read back). */
   readOnly?: boolean;
+  /** MAC key (src/journal/mac.ts): default `SLUICE_JOURNAL_KEY`; every record written carries `m`. */
+  journalKey?: string | Buffer;
+  /** The MAC of the last record already in the journal (a resumed journal continues the chain). */
+  prevMac?: string;
+  /** How long retryable store failures are retried before the journal fails (default 10 s, `SLUICE_JOURNAL_RETRY_MS`). */
+  retryMs?: number;
 }
+
+export const DEFAULT_JOURNAL_RETRY_MS = 10_000;
+
+function retryWindow(option: number | undefined, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = option ?? (env.SLUICE_JOURNAL_RETRY_MS ? Number(env.SLUICE_JOURNAL_RETRY_MS) : DEFAULT_JOURNAL_RETRY_MS);
+  if (!(Number.isFinite(raw) && raw >= 0))
+    throw new JournalError(`the journal retry window (retryMs / SLUICE_JOURNAL_RETRY_MS) must be a number of ms ≥ 0 (got ${String(raw)})`, 'config');
+  return raw;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The identity of a record for de-duplication on resume (undefined: never de-duplicated). */
 export function recordKey(r: JournalBody): string | undefined {
@@ -88,7 +117,16 @@ export class TurnJournal {
   beforeRun?: (call: RunToolInput, journalAttempt: number) => Promise<BeforeRun>;
   /** Store failures (kinds and messages, never record contents). */
   readonly errors: string[] = [];
+  /** Appends that failed and were tried again (each retry counts). */
+  retries = 0;
   private seq: number;
+  private failed?: JournalError;
+  private readonly failListeners: Array<(err: JournalError) => void> = [];
+  /** A synchronous append failed with a retryable error: from then on appends are queued and retried. */
+  private syncOff = false;
+  private readonly key?: Buffer;
+  private mac?: string;
+  private readonly retryMs: number;
   private readonly tBase: number;
   private readonly attemptBase: number;
   private readonly skip: ReadonlySet<string>;
@@ -97,7 +135,6 @@ export class TurnJournal {
   private chain: Promise<void> = RESOLVED;
   /** Records waiting for the append in flight to finish (async stores). */
   private batch?: Batch;
-  private broken = false;
   private readonly resumed = new Map<string, ResumedHow>();
   private attached = false;
 
@@ -113,10 +150,37 @@ export class TurnJournal {
     this.skip = opts.skip ?? new Set();
     this.textKnown = opts.textKnown ?? new Set();
     this.readOnly = opts.readOnly ?? false;
+    this.key = journalKey(opts.journalKey);
+    if (this.key) this.mac = opts.prevMac ?? macSeed(this.key, turn);
+    this.retryMs = retryWindow(opts.retryMs);
   }
 
   get records(): number {
     return this.seq;
+  }
+
+  /** The MAC of the last record written (keyed journals). */
+  get lastMac(): string | undefined {
+    return this.mac;
+  }
+
+  /** Why the journal failed (undefined while it works). */
+  get failure(): JournalError | undefined {
+    return this.failed;
+  }
+
+  /** Called once when the journal fails (the store gave up, or `halt`). */
+  onFailure(fn: (err: JournalError) => void): void {
+    if (this.failed) fn(this.failed);
+    else this.failListeners.push(fn);
+  }
+
+  /** Stop writing: e.g. the lease was lost. Later writes reject with `err`; unsafe calls do not start. */
+  halt(err: JournalError): void {
+    if (this.failed) return;
+    this.failed = err;
+    this.errors.push(err.message);
+    for (const fn of this.failListeners.splice(0)) fn(err);
   }
 
   /**
@@ -128,20 +192,24 @@ export class TurnJournal {
     const key = recordKey(body);
     if (key !== undefined && this.skip.has(key)) return RESOLVED;
     if (body.k === 'text' && this.textKnown.has(body.a)) return RESOLVED;
-    if (this.broken)
-      return Promise.reject(
-        new JournalError(`${this.turn}: the journal failed earlier; ${body.k} not written`),
-      );
+    if (this.failed) return Promise.reject(this.failed);
     const rec = { ...body, n: this.seq++ } as JournalRecord;
+    if (this.key) rec.m = this.mac = recordMac(this.key, this.mac!, rec);
     const durable =
       durableOverride ?? (isDurableKind(body.k) && !(body.k === 'started' && body.safe === true));
-    if (this.store.appendSync) {
+    if (this.store.appendSync && !this.syncOff) {
       try {
         this.store.appendSync(this.turn, [rec], { durable });
         return RESOLVED;
       } catch (err) {
-        this.fail(rec, err);
-        return Promise.reject(err);
+        const je = toJournalError(err, `append to ${this.turn}`);
+        if (!je.retryable || this.retryMs === 0) {
+          this.fail(je);
+          return Promise.reject(je);
+        }
+        this.syncOff = true; // this record and every later one go through the retrying queue
+        this.errors.push(`${je.message} (retrying)`);
+        this.retries++;
       }
     }
     // Group commit for async stores: records written while an append is in flight wait together
@@ -151,11 +219,9 @@ export class TurnJournal {
       const open: Batch = { recs: [], durable: false, done: RESOLVED };
       open.done = this.chain.then(() => {
         if (this.batch === open) this.batch = undefined; // later records start the next batch
-        return this.broken
-          ? Promise.reject(new JournalError('journal failed earlier'))
-          : this.store.append(this.turn, open.recs, { durable: open.durable });
+        return this.failed ? Promise.reject(this.failed) : this.appendRetrying(open.recs, open.durable);
       });
-      this.chain = open.done.catch((err: unknown) => this.fail(open.recs[0]!, err));
+      this.chain = open.done.catch((err: unknown) => this.fail(toJournalError(err, `append to ${this.turn}`)));
       this.batch = b = open;
     }
     b.recs.push(rec);
@@ -163,15 +229,55 @@ export class TurnJournal {
     return b.done;
   }
 
-  private fail(rec: JournalRecord, err: unknown): void {
-    if (!this.broken)
-      this.errors.push(`record ${rec.n} (${rec.k}): ${err instanceof Error ? err.message : String(err)}`);
-    this.broken = true;
+  /**
+   * One append, retried with exponential backoff (20 ms doubling to 1 s) while the failure is
+   * retryable and the window lasts. Before a retry, records the failed attempt may have stored
+   * after all (a commit whose answer was lost) are read back and dropped from the retry when
+   * identical; a different record there is corruption.
+   */
+  private async appendRetrying(recs: JournalRecord[], durable: boolean): Promise<void> {
+    const deadline = Date.now() + this.retryMs;
+    let delay = 20;
+    for (let attempt = 0; ; attempt++) {
+      let err: JournalError;
+      try {
+        const todo = attempt === 0 ? recs : await this.notYetStored(recs);
+        if (todo.length > 0) await this.store.append(this.turn, todo, { durable });
+        return;
+      } catch (e) {
+        err = toJournalError(e, `append to ${this.turn}`);
+      }
+      if (this.failed) throw this.failed;
+      if (!err.retryable || Date.now() + delay > deadline) throw err;
+      this.retries++;
+      await sleep(delay);
+      delay = Math.min(delay * 2, 1000);
+    }
   }
 
-  /** Wait for every record written so far (async stores). Never rejects: failures are in `errors`. */
+  private async notYetStored(recs: JournalRecord[]): Promise<JournalRecord[]> {
+    const stored = (await this.store.read(this.turn)).records;
+    let k = 0;
+    for (; k < recs.length && recs[k]!.n < stored.length; k++) {
+      if (JSON.stringify(stored[recs[k]!.n]) !== JSON.stringify(recs[k]))
+        throw new JournalError(`${this.turn}: record ${recs[k]!.n} in the store is not the one this journal wrote`, 'corrupt', { record: recs[k]!.n });
+    }
+    if (k < recs.length && recs[k]!.n !== stored.length)
+      throw new JournalError(`${this.turn}: the store has ${stored.length} records, this journal continues at ${recs[k]!.n}`, 'corrupt', { record: stored.length });
+    return recs.slice(k);
+  }
+
+  private fail(err: JournalError): void {
+    this.halt(err);
+  }
+
+  /**
+   * Wait for every record written so far (async stores). Rejects with the `JournalError` when
+   * the journal failed: the turn is then not durably recorded — resume it (`resumeTurn`).
+   */
   async flush(): Promise<void> {
     await this.chain;
+    if (this.failed) throw this.failed;
   }
 
   /** Mark how a resumed call got its result (written on its `result` record). */
@@ -326,9 +432,11 @@ export class TurnJournal {
           try {
             await p;
           } catch {
+            // Not run. This result never reaches a committed history: flush() rejects, and
+            // resume runs the call (it has no `started` record) exactly once.
             return {
               ok: false,
-              content: `Tool ${call.name} was not run: the turn journal could not record its start.`,
+              content: `Tool ${call.name} was not run: the turn journal could not record its start (${this.failed?.code ?? 'io'}).`,
             };
           }
         } else soft(p);
@@ -343,6 +451,7 @@ export async function createTurnJournal(
   store: JournalStore,
   turn: string,
   header: TurnJournalHeader = {},
+  opts: Pick<TurnJournalOptions, 'journalKey' | 'retryMs'> = {},
 ): Promise<TurnJournal> {
   checkTurnId(turn);
   const existing = await store.read(turn);
@@ -351,7 +460,7 @@ export async function createTurnJournal(
       `turn ${turn} already has a journal (${existing.records.length} records): resume it instead`,
       'bad_turn',
     );
-  const j = new TurnJournal(store, turn);
+  const j = new TurnJournal(store, turn, opts);
   await j.write({ k: 'turn', v: JOURNAL_VERSION, turn, t: 0, ...header });
   return j;
 }

@@ -23,10 +23,17 @@
  * - Records must continue the turn's sequence (`n` = the number already stored): a gap or a
  *   duplicate is rejected with `JournalError('corrupt')` and nothing of that append is written.
  * - `lease` is one atomic upsert: of any number of workers racing for a turn, exactly one gets a
- *   live lease; an expired lease can be taken over. Lease times are the database server's clock.
+ *   live lease; an expired lease can be taken over, and so can one whose holder ran on this host
+ *   and is gone (src/journal/lease.ts). Lease times are the database server's clock.
+ * - Failures are values: every method rejects with a `JournalError` (`unavailable` when the server
+ *   cannot be reached or the connection drops mid-query, retryable). The pool this store creates
+ *   has an 'error' listener, and a client checked out for a transaction has one while it is out,
+ *   so a server that goes away never surfaces as an unhandled 'error' event. (A pool you pass in
+ *   is yours: give it `pool.on('error', …)`.)
  * Nothing here logs record contents.
  */
-import { JournalError, type JournalRecord, isJournalRecord } from './records';
+import { holderIsDead, hostIdentity } from './lease';
+import { JournalError, type JournalRecord, isJournalRecord, toJournalError } from './records';
 import type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './store';
 
 /** The part of a `pg` result this store reads. */
@@ -35,10 +42,15 @@ interface PgResult {
   rowCount: number | null;
 }
 
+type ErrorListener = (err: Error) => void;
+
 /** A connection checked out of the pool (`pg.PoolClient`). */
 export interface PgClientLike {
   query(text: string, params?: unknown[]): Promise<PgResult>;
-  release(): void;
+  /** `release(err)` with an error: the pool destroys the connection instead of reusing it. */
+  release(err?: Error | boolean): void;
+  on?(event: 'error', fn: ErrorListener): unknown;
+  removeListener?(event: 'error', fn: ErrorListener): unknown;
 }
 
 /** The part of a `pg.Pool` this store uses (a real `pg.Pool` fits). */
@@ -46,6 +58,7 @@ export interface PgPoolLike {
   query(text: string, params?: unknown[]): Promise<PgResult>;
   connect(): Promise<PgClientLike>;
   end(): Promise<void>;
+  on?(event: 'error', fn: ErrorListener): unknown;
 }
 
 export interface PostgresStoreOptions {
@@ -57,13 +70,24 @@ export interface PostgresStoreOptions {
   tablePrefix?: string;
   /** Create the tables if missing (default true). */
   createTables?: boolean;
+  /** For the pool this store creates: give up connecting after this many ms (default 5000). */
+  connectTimeoutMs?: number;
+  /** For the pool this store creates: give up on a query after this many ms (default 30000). */
+  queryTimeoutMs?: number;
+}
+
+interface PoolConfig {
+  connectionString?: string;
+  connectionTimeoutMillis?: number;
+  query_timeout?: number;
+  keepAlive?: boolean;
 }
 
 /** Load `pg` lazily: it is an optional peer dependency, needed only for this store. */
-function loadPg(): { Pool: new (cfg: { connectionString?: string; max?: number }) => PgPoolLike } {
+function loadPg(): { Pool: new (cfg: PoolConfig) => PgPoolLike } {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('pg') as { Pool: new (cfg: { connectionString?: string }) => PgPoolLike };
+    return require('pg') as { Pool: new (cfg: PoolConfig) => PgPoolLike };
   } catch {
     throw new JournalError('the PostgreSQL journal store needs the "pg" package: npm install pg', 'io');
   }
@@ -86,42 +110,84 @@ export class PostgresJournalStore implements JournalStore {
   static async connect(opts: PostgresStoreOptions = {}): Promise<PostgresJournalStore> {
     const prefix = opts.tablePrefix ?? 'sluice_';
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new JournalError(`invalid table prefix ${JSON.stringify(prefix)}`, 'io');
-    const pool = opts.pool ?? new (loadPg().Pool)({ connectionString: opts.connectionString });
+    let pool = opts.pool;
+    if (!pool) {
+      pool = new (loadPg().Pool)({
+        connectionString: opts.connectionString,
+        connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+        query_timeout: opts.queryTimeoutMs ?? 30_000,
+        keepAlive: true,
+      });
+      // An idle connection the server dropped: the pool discards it; the next query reconnects.
+      pool.on?.('error', () => undefined);
+    }
     const store = new PostgresJournalStore(pool, opts.pool === undefined, prefix);
-    if (opts.createTables !== false) await store.createTables();
+    try {
+      if (opts.createTables !== false) await store.createTables();
+    } catch (err) {
+      if (!opts.pool) await pool.end().catch(() => undefined);
+      throw toJournalError(err, 'create the journal tables');
+    }
     return store;
   }
 
   private async createTables(): Promise<void> {
     // Two workers may create the tables at once: IF NOT EXISTS can still race on the catalog, so
     // serialise with a transaction-scoped advisory lock.
-    await this.transaction(async (c) => {
+    await this.transaction('create the journal tables', async (c) => {
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.journal]);
       await c.query(
         `CREATE TABLE IF NOT EXISTS ${this.journal} (turn text NOT NULL, n integer NOT NULL, k text NOT NULL, body text NOT NULL, PRIMARY KEY (turn, n))`,
       );
       await c.query(`CREATE TABLE IF NOT EXISTS ${this.leaseTable} (turn text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`);
+      // The holder's host identity and pid (tables created by earlier versions lack them).
+      await c.query(`ALTER TABLE ${this.leaseTable} ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '', ADD COLUMN IF NOT EXISTS pid integer NOT NULL DEFAULT 0`);
     });
   }
 
-  private async transaction<T>(fn: (c: PgClientLike) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
+  /** One statement on a pooled connection; any failure as a JournalError. */
+  private async q(what: string, text: string, params?: unknown[]): Promise<PgResult> {
+    try {
+      return await this.pool.query(text, params);
+    } catch (err) {
+      throw toJournalError(err, what);
+    }
+  }
+
+  private async transaction<T>(what: string, fn: (c: PgClientLike) => Promise<T>): Promise<T> {
+    let c: PgClientLike;
+    try {
+      c = await this.pool.connect();
+    } catch (err) {
+      throw toJournalError(err, what);
+    }
+    // While the client is checked out the pool does not listen for its errors: a connection the
+    // server drops between two statements would otherwise be an unhandled 'error' event.
+    let lost: Error | undefined;
+    const onError = (err: Error): void => {
+      lost ??= err;
+    };
+    c.on?.('error', onError);
     try {
       await c.query('BEGIN');
       const out = await fn(c);
       await c.query('COMMIT');
       return out;
     } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      const je = toJournalError(err, what);
+      if (je.code === 'unavailable') lost ??= je;
+      else await c.query('ROLLBACK').catch(() => undefined);
+      throw je;
     } finally {
-      c.release();
+      c.removeListener?.('error', onError);
+      // A connection that failed is destroyed, not handed to the next transaction.
+      c.release(lost ?? undefined);
     }
   }
 
   async append(turn: string, records: readonly JournalRecord[], opts: AppendOptions): Promise<void> {
     if (records.length === 0) return;
-    await this.transaction(async (c) => {
+    await this.transaction(`append to ${turn}`, async (c) => {
       if (!opts.durable) await c.query('SET LOCAL synchronous_commit = off');
       // Lock the turn's sequence for this transaction so the gap check and the insert agree.
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.journal}:${turn}`]);
@@ -145,7 +211,7 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async read(turn: string): Promise<JournalRead> {
-    const { rows } = await this.pool.query(`SELECT body FROM ${this.journal} WHERE turn = $1 ORDER BY n`, [turn]);
+    const { rows } = await this.q(`read ${turn}`, `SELECT body FROM ${this.journal} WHERE turn = $1 ORDER BY n`, [turn]);
     const records: JournalRecord[] = [];
     for (const row of rows) {
       let r: unknown;
@@ -154,14 +220,16 @@ export class PostgresJournalStore implements JournalStore {
       } catch {
         r = undefined;
       }
-      if (!isJournalRecord(r) || r.n !== records.length) throw new JournalError(`${turn}: stored record ${records.length} is malformed`, 'corrupt');
+      if (!isJournalRecord(r) || r.n !== records.length)
+        throw new JournalError(`${turn}: stored record ${records.length} is malformed`, 'corrupt', { record: records.length });
       records.push(r);
     }
     return { records, tornBytes: 0 };
   }
 
   async list(): Promise<JournalListing[]> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.q(
+      'list turns',
       `SELECT turn, count(*)::int AS records, bool_or(k = 'committed') AS committed FROM ${this.journal} GROUP BY turn ORDER BY turn`,
     );
     return rows.map((r) => ({ turn: String(r.turn), records: Number(r.records), committed: r.committed === true }));
@@ -169,28 +237,44 @@ export class PostgresJournalStore implements JournalStore {
 
   async lease(turn: string, owner: string, ttlMs: number): Promise<JournalLease | undefined> {
     const ms = Math.max(1, Math.round(ttlMs));
+    const host = hostIdentity();
+    const what = `lease ${turn}`;
     // One statement: insert, or take over a lease that expired or is already ours. Concurrent
     // upserts on one key serialise on the row, so exactly one racer sees its owner come back.
-    const { rows } = await this.pool.query(
-      `INSERT INTO ${this.leaseTable} AS l (turn, owner, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
-       ON CONFLICT (turn) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+    const { rows } = await this.q(
+      what,
+      `INSERT INTO ${this.leaseTable} AS l (turn, owner, expires_at, host, pid) VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4, $5)
+       ON CONFLICT (turn) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, host = EXCLUDED.host, pid = EXCLUDED.pid
        WHERE l.expires_at < now() OR l.owner = EXCLUDED.owner
        RETURNING owner`,
-      [turn, owner, ms],
+      [turn, owner, ms, host, process.pid],
     );
-    if (rows[0]?.owner !== owner) return undefined;
+    if (rows[0]?.owner !== owner) {
+      // Held and live by the clock: taken over at once only when its holder ran on this host and
+      // is gone. The update names the dead holder, so of several racers exactly one wins.
+      const held = (await this.q(what, `SELECT owner, host, pid FROM ${this.leaseTable} WHERE turn = $1`, [turn])).rows[0];
+      if (!held || !holderIsDead(String(held.host), Number(held.pid))) return undefined;
+      const took = await this.q(
+        what,
+        `UPDATE ${this.leaseTable} SET owner = $2, expires_at = now() + $3 * interval '1 millisecond', host = $4, pid = $5
+         WHERE turn = $1 AND owner = $6 AND host = $7 AND pid = $8 RETURNING owner`,
+        [turn, owner, ms, host, process.pid, String(held.owner), String(held.host), Number(held.pid)],
+      );
+      if (took.rows[0]?.owner !== owner) return undefined;
+    }
     return {
       turn,
       owner,
       renew: async (next = ttlMs) => {
-        const r = await this.pool.query(
+        const r = await this.q(
+          `renew the lease of ${turn}`,
           `UPDATE ${this.leaseTable} SET expires_at = now() + $3 * interval '1 millisecond' WHERE turn = $1 AND owner = $2`,
           [turn, owner, Math.max(1, Math.round(next))],
         );
         return (r.rowCount ?? 0) > 0;
       },
       release: async () => {
-        await this.pool.query(`DELETE FROM ${this.leaseTable} WHERE turn = $1 AND owner = $2`, [turn, owner]);
+        await this.q(`release the lease of ${turn}`, `DELETE FROM ${this.leaseTable} WHERE turn = $1 AND owner = $2`, [turn, owner]);
       },
     };
   }

@@ -88,8 +88,12 @@ export type JournalBody =
 
 export type JournalKind = JournalBody['k'];
 
-/** A stored record: the body plus its sequence number. */
-export type JournalRecord = JournalBody & { n: number };
+/**
+ * A stored record: the body plus its sequence number, and `m`, its chained MAC, when the journal
+ * is keyed (src/journal/mac.ts). Readers ignore fields they do not know, so a later version may
+ * add optional fields to any kind (the format stays `v: 1` while old readers can fold it).
+ */
+export type JournalRecord = JournalBody & { n: number; m?: string };
 
 const DURABLE: ReadonlySet<JournalKind> = new Set([
   'turn',
@@ -125,14 +129,78 @@ export function isJournalRecord(v: unknown): v is JournalRecord {
 /** A turn id is also a file name in the file store: letters, digits, `.`, `_`, `-` (1–128). */
 export const TURN_ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
+/**
+ * Why a journal operation failed. Every store method rejects with a `JournalError` of one of
+ * these codes (docs/durability.md "When the store fails"); `retryable` says whether trying the
+ * same operation again later may succeed (the journal retries those with a bounded backoff).
+ *
+ * | code          | meaning                                                                   | retryable |
+ * |---------------|---------------------------------------------------------------------------|-----------|
+ * | `unavailable` | the store cannot be reached (connection refused/lost, server restarting)  | yes       |
+ * | `no_space`    | the disk or quota is full (ENOSPC, EDQUOT)                                | yes       |
+ * | `io`          | an I/O error (EIO, a failed fsync: durability unknown, never retried)     | no*       |
+ * | `lease_lost`  | the lease expired or was taken by another worker mid-turn                 | no        |
+ * | `corrupt`     | a stored record fails its checksum/format, or the sequence has a gap      | no        |
+ * | `refused`     | the journal contradicts the turn's lifecycle or its MAC (`record` names it) | no      |
+ * | `locked`      | another worker holds the lease                                            | no        |
+ * | `bad_turn`    | a bad turn id, or the journal belongs to another turn                     | no        |
+ * | `too_large`   | the journal is larger than the store's read limit                         | no        |
+ * | `missing`     | no such journal                                                           | no        |
+ * | `config`      | a bad option or environment value (a key too short, a bad TTL)            | no        |
+ *
+ * (*) `io` is retryable only for transient errno codes (EAGAIN, EINTR, EBUSY).
+ */
+export type JournalErrorCode =
+  | 'unavailable'
+  | 'no_space'
+  | 'io'
+  | 'lease_lost'
+  | 'corrupt'
+  | 'refused'
+  | 'locked'
+  | 'bad_turn'
+  | 'too_large'
+  | 'missing'
+  | 'config';
+
 export class JournalError extends Error {
+  readonly retryable: boolean;
+  /** For `refused`/`corrupt`: the number of the offending record. */
+  readonly record?: number;
   constructor(
     message: string,
-    readonly code: 'corrupt' | 'locked' | 'bad_turn' | 'missing' | 'io' = 'io',
+    readonly code: JournalErrorCode = 'io',
+    opts: { retryable?: boolean; record?: number } = {},
   ) {
     super(message);
     this.name = 'JournalError';
+    this.retryable = opts.retryable ?? (code === 'unavailable' || code === 'no_space');
+    if (opts.record !== undefined) this.record = opts.record;
   }
+}
+
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOTCONN']);
+const TRANSIENT_ERRNO = new Set(['EAGAIN', 'EINTR', 'EBUSY']);
+// PostgreSQL SQLSTATEs that mean "try again later": class 08 (connection exception), admin/crash
+// shutdown, cannot connect now, too many connections, serialization failure, deadlock.
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300|40001|40P01)$/;
+
+/**
+ * Any error a store's backend threw, as a `JournalError` (one is returned as is). `what` names the
+ * operation for the message ("append to turn-7"); the message never holds record contents.
+ */
+export function toJournalError(err: unknown, what: string): JournalError {
+  if (err instanceof JournalError) return err;
+  const e = (err ?? {}) as { code?: unknown; message?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  const msg = typeof e.message === 'string' ? e.message.split('\n')[0]!.slice(0, 200) : String(err);
+  if (code === 'ENOSPC' || code === 'EDQUOT') return new JournalError(`${what}: no space left (${code})`, 'no_space');
+  if (UNAVAILABLE_ERRNO.has(code) || UNAVAILABLE_SQLSTATE.test(code)) return new JournalError(`${what}: store unavailable (${code}: ${msg})`, 'unavailable');
+  // node-postgres reports a dropped connection without an errno.
+  if (/Connection terminated|terminating connection|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|not queryable/i.test(msg))
+    return new JournalError(`${what}: store unavailable (${msg})`, 'unavailable');
+  if (TRANSIENT_ERRNO.has(code)) return new JournalError(`${what}: ${code}`, 'io', { retryable: true });
+  return new JournalError(`${what}: ${code ? `${code}: ` : ''}${msg}`, 'io');
 }
 
 export function checkTurnId(turn: string): void {

@@ -14,6 +14,7 @@ import { resumeTurn } from '../../src/engine/resume';
 import { checkTrace } from '../../src/history/check';
 import { decodeJournal, encodeRecord } from '../../src/journal/codec';
 import { FileJournalStore } from '../../src/journal/fileStore';
+import { hostIdentity } from '../../src/journal/lease';
 import { createTurnJournal } from '../../src/journal/journal';
 import { MemoryJournalStore } from '../../src/journal/memoryStore';
 import type { JournalRecord } from '../../src/journal/records';
@@ -91,7 +92,7 @@ describe('FileJournalStore', () => {
     await (la ?? lb)!.release();
     expect(await b.lease('t1', 'B', 10_000)).toBeDefined();
     // A lock left by a process that no longer exists.
-    fs.writeFileSync(path.join(dir, 't2.lock'), JSON.stringify({ owner: 'X', pid: 2 ** 22 + 12345, host: os.hostname(), expires: Date.now() + 60_000 }));
+    fs.writeFileSync(path.join(dir, 't2.lock'), JSON.stringify({ owner: 'X', pid: 2 ** 22 + 12345, host: hostIdentity(), expires: Date.now() + 60_000 }));
     expect(await a.lease('t2', 'A', 1000)).toBeDefined();
     // An expired lease.
     expect(await b.lease('t3', 'B', -1)).toBeDefined();
@@ -330,7 +331,7 @@ describe('file store leases across processes', () => {
       );
     };
     // A lock left by a process that no longer exists; later rounds find the previous winner's (dead by then).
-    fs.writeFileSync(path.join(dir, 'turn-x.lock'), JSON.stringify({ owner: 'gone', pid: 2 ** 22 + 4321, host: os.hostname(), expires: Date.now() + 60_000 }));
+    fs.writeFileSync(path.join(dir, 'turn-x.lock'), JSON.stringify({ owner: 'gone', pid: 2 ** 22 + 4321, host: hostIdentity(), expires: Date.now() + 60_000 }));
     for (let round = 0; round < rounds; round++) {
       const got = await race(round);
       expect(got.filter((x) => x === 'got')).toHaveLength(1);
