@@ -4,7 +4,7 @@ import { numberFlag, parseArgs, UsageError } from './args';
 import { checkFormatFlag, parseTraceText, readToolsFile, readTraceFile } from './replay';
 import { CliError, readInputText, statInput } from './input';
 import { replayTrace, type ReplayReport } from '../trace/replay';
-import { parseTrace, type SimToolSpec, type Trace, TraceError } from '../trace/trace';
+import { parseTrace, type SimToolSpec, type Trace, TraceError, traceFormatMismatch } from '../trace/trace';
 import type { WireFormat } from '../wire/events';
 
 export const ANALYZE_HELP = `sluice analyze <trace|dir>... [options]
@@ -146,7 +146,10 @@ function loadTrace(file: string, format: string | undefined, pace: number): Trac
     const text = readInputText(file);
     const lines = dynamoRawToLines(text);
     if (lines !== undefined) {
-      return parseTrace(lines, { format: (format as WireFormat | undefined) ?? 'openai-chat', paceMs: pace });
+      const trace = parseTrace(lines, { format: (format as WireFormat | undefined) ?? 'openai-chat', paceMs: pace });
+      const mismatch = traceFormatMismatch(trace);
+      if (mismatch !== undefined) throw new CliError(`${file}: ${mismatch}`);
+      return trace;
     }
     return parseTraceText(file, text, format, pace);
   }

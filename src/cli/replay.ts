@@ -1,10 +1,10 @@
 import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
 import { numberFlag, parseArgs, UsageError } from './args';
 import { type Dispatch, type ReplayReport, replayTrace } from '../trace/replay';
-import { parseToolSpecs, parseTrace, type SimToolSpec, TraceError } from '../trace/trace';
+import { parseToolSpecs, parseTrace, type SimToolSpec, TraceError, traceFormatMismatch } from '../trace/trace';
 import type { WireFormat } from '../wire/events';
 import { createAdapter, WIRE_FORMATS } from '../wire';
-import { readInputText } from './input';
+import { CliError, readInputText } from './input';
 
 export const REPLAY_HELP = `sluice replay <trace> [options]
 
@@ -87,6 +87,9 @@ export function parseTraceText(file: string, text: string, format?: string, pace
   }
   const problem = formatProblem(trace.format);
   if (problem) throw new UsageError(`${file}: ${problem}`);
+  // Payloads of another provider's shape than the format (header or --format): one line, exit 1.
+  const mismatch = traceFormatMismatch(trace);
+  if (mismatch !== undefined) throw new CliError(`${file}: ${mismatch}`);
   return trace;
 }
 

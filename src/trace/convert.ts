@@ -2,6 +2,7 @@ import { TurnController } from '../engine/controller';
 import { AnthropicSseEncoder, type AnthropicEncodeOptions } from '../encode/anthropicSse';
 import type { OutputEvent } from '../release/output';
 import { createAdapter } from '../wire';
+import { FormatCheck } from '../wire/detect';
 import type { StreamEvent } from '../wire/events';
 import type { CompletionMode } from '../engine/controller';
 import type { Trace } from './trace';
@@ -25,12 +26,17 @@ export interface ConvertResult {
 
 export function convertTrace(trace: Trace, opts: ConvertOptions = {}): ConvertResult {
   const adapter = createAdapter(trace.format);
+  const formatCheck = new FormatCheck(trace.format);
   const events: StreamEvent[] = [];
   const attempt = trace.attempts[0];
   let ended = false;
   for (const line of attempt?.lines ?? []) {
     if (ended) break;
-    if (line.kind === 'data') events.push(...adapter.push(line.data));
+    const mismatch = line.kind === 'data' ? formatCheck.check(line.data) : undefined;
+    if (mismatch !== undefined) {
+      events.push(mismatch); // another provider's payloads (src/wire/detect.ts)
+      ended = true;
+    } else if (line.kind === 'data') events.push(...adapter.push(line.data));
     else if (line.kind === 'error') {
       events.push({ type: 'stream.error', error: line.error, retryable: false });
       ended = true;

@@ -12,6 +12,7 @@ import { settleMicrotasks, VirtualClock } from '../engine/clock';
 import type { HistoryMessage, InvariantViolation } from '../history/types';
 import type { OutputEvent } from '../release/output';
 import { createAdapter } from '../wire';
+import { FormatCheck } from '../wire/detect';
 import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
 import type { SimToolSpec, Trace, TraceLine } from './trace';
 import { checkTurn } from './invariants';
@@ -167,6 +168,7 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
   let attemptIdx = 0;
   let lineIdx = 0;
   let adapter: Adapter = createAdapter(trace.format);
+  let formatCheck = new FormatCheck(trace.format);
   let adapterEnded = false;
   let waitingForAttempt = false;
   controller.events.on('attempt.retry', () => {
@@ -177,6 +179,7 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
     attemptIdx++;
     lineIdx = 0;
     adapter = createAdapter(trace.format);
+    formatCheck = new FormatCheck(trace.format);
     adapterEnded = false;
   });
 
@@ -185,7 +188,11 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
   };
   const feedLine = (l: TraceLine) => {
     if (adapterEnded) return;
-    if (l.kind === 'data') feedAll(adapter.push(l.data));
+    const mismatch = l.kind === 'data' && !formatCheck.done ? formatCheck.check(l.data) : undefined;
+    if (mismatch !== undefined) {
+      adapterEnded = true; // another provider's payloads: the attempt fails with format_mismatch
+      controller.feed(mismatch);
+    } else if (l.kind === 'data') feedAll(adapter.push(l.data));
     else if (l.kind === 'error') {
       const retryable = l.retryable ?? isRetryableErrorType(l.error.type);
       adapterEnded = true;

@@ -1,4 +1,5 @@
 import { detectFormat, readPayloadLines, SseDecoder } from '../wire';
+import { findFormatMismatch } from '../wire/detect';
 import type { WireFormat } from '../wire/events';
 
 /**
@@ -202,4 +203,20 @@ export function formatTrace(trace: Trace): string {
     }
   });
   return out.join('\n') + '\n';
+}
+
+/**
+ * The one-line `format_mismatch` message when a trace's payloads are another provider's shape than
+ * its format (a header or `--format` naming the wrong one), else undefined. Looks at each
+ * attempt's first payloads (src/wire/detect.ts).
+ */
+export function traceFormatMismatch(trace: Trace): string | undefined {
+  for (const a of trace.attempts) {
+    const m = findFormatMismatch(
+      trace.format,
+      a.lines.flatMap((l) => (l.kind === 'data' ? [l.data] : [])),
+    );
+    if (m !== undefined) return m;
+  }
+  return undefined;
 }
