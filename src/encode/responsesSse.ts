@@ -32,6 +32,12 @@ export interface ResponsesEncodeOptions {
   inputTokens?: number;
   /** Fixed `created_at` (seconds) for deterministic tests. */
   created?: number;
+  /**
+   * The client's name for a flattened backend tool (src/gateway/inbound/responsesTools.ts): a
+   * namespace member's call is written `function_call {name, namespace}`, a tool search
+   * `tool_search_call {execution: "client", arguments}` (Codex's shapes).
+   */
+  clientTool?: (flatName: string) => { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | undefined;
 }
 
 type Item = Record<string, unknown> & { type: string; id: string };
@@ -43,6 +49,7 @@ export class ResponsesEventBuilder {
   readonly created: number;
   readonly model: string;
   private readonly usage: UsageCounter;
+  private readonly clientTool: ResponsesEncodeOptions['clientTool'];
   private seq = 0;
   private readonly items: Item[] = [];
   private open: { item: Item; kind: 'reasoning' | 'message'; text: string; signature?: string } | undefined;
@@ -56,6 +63,7 @@ export class ResponsesEventBuilder {
     this.created = opts.created ?? Math.floor(Date.now() / 1000);
     this.model = opts.model ?? 'unknown';
     this.usage = new UsageCounter(opts.inputTokens ?? 0);
+    this.clientTool = opts.clientTool;
   }
 
   get terminated(): boolean {
@@ -128,9 +136,17 @@ export class ResponsesEventBuilder {
       case 'tool_use': {
         this.closeOpen(out);
         const args = e.argsText.length > 0 ? e.argsText : '{}';
-        const id = randomId('fc_');
-        const base = { type: 'function_call', id, call_id: randomId('call_'), name: e.name };
+        const ref = this.clientTool?.(e.name);
         const output_index = this.items.length;
+        if (ref?.kind === 'tool_search') {
+          const item: Item = { type: 'tool_search_call', id: randomId('tsc_'), call_id: randomId('call_'), execution: 'client', arguments: e.input, status: 'completed' };
+          this.ev(out, { type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress' } });
+          this.items.push(item);
+          this.ev(out, { type: 'response.output_item.done', output_index, item });
+          break;
+        }
+        const id = randomId('fc_');
+        const base = ref ? { type: 'function_call', id, call_id: randomId('call_'), name: ref.name, namespace: ref.namespace } : { type: 'function_call', id, call_id: randomId('call_'), name: e.name };
         this.ev(out, { type: 'response.output_item.added', output_index, item: { ...base, arguments: '', status: 'in_progress' } });
         this.ev(out, { type: 'response.function_call_arguments.delta', item_id: id, output_index, delta: args });
         this.ev(out, { type: 'response.function_call_arguments.done', item_id: id, output_index, arguments: args });

@@ -11,6 +11,8 @@
  * Fields a given upstream cannot express make that upstream module answer 400 (never a silent drop).
  */
 
+import type { ClientToolNames } from './inbound/responsesTools';
+
 export type Obj = Record<string, unknown>;
 
 export function isObj(v: unknown): v is Obj {
@@ -65,11 +67,16 @@ export interface CanonicalRequest {
   top_k?: number;
   stream: boolean;
   /**
-   * Provider-hosted tools the client offered (Responses `web_search`, `file_search`, tool
-   * `namespace` groups, …) that no backend behind this gateway can run: left out of the upstream
-   * request and named in the `x-sluice-dropped-tools` response header and a warn log.
+   * Provider-hosted tools the client offered (Responses `web_search`, `file_search`, …) that no
+   * backend behind this gateway can run: left out of the upstream request and named in the
+   * `x-sluice-dropped-tools` response header and a warn log.
    */
   droppedTools?: string[];
+  /**
+   * Responses clients (Codex): tools flattened for the backend (namespace members, tool_search)
+   * and how to name their calls back to the client (inbound/responsesTools.ts).
+   */
+  clientTools?: ClientToolNames;
   /** Chat clients: `stream_options.include_usage` (a usage chunk before `[DONE]`). */
   includeUsage?: boolean;
   /** Reasoning / thinking requested by the client (absent: the backend's default). */

@@ -265,19 +265,19 @@ describe('/v1/responses with the openai SDK', () => {
     ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('custom') });
   });
 
-  test('hosted tools (web_search, namespaces) are left out upstream and named in a header and a warn log', async () => {
+  test('hosted tools (web_search) are left out upstream and named in a header and a warn log; namespaces are flattened', async () => {
     r = await rig({ script: [{ t: 0, data: chatChunk({ content: 'ok' }) }, { t: 0, data: chatChunk({ finish: 'stop' }) }, { t: 0, data: '[DONE]' }] });
     const res = await rawRequest(r.gw.url, {
       path: '/v1/responses',
       body: JSON.stringify({
         model: 'm',
         input: 'hi',
-        tools: [READ_FILE_RESPONSES_TOOL, { type: 'web_search', external_web_access: false }, { type: 'namespace', name: 'multi_agent_v1', tools: [] }],
+        tools: [READ_FILE_RESPONSES_TOOL, { type: 'web_search', external_web_access: false }, { type: 'namespace', name: 'multi_agent_v1', tools: [{ ...READ_FILE_RESPONSES_TOOL, name: 'wait' }] }],
       }),
     });
     expect(res.status).toBe(200);
-    expect(res.headers['x-sluice-dropped-tools']).toBe('web_search, namespace:multi_agent_v1');
-    expect((r.up.requests[0]!.body as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name)).toEqual(['read_file']);
+    expect(res.headers['x-sluice-dropped-tools']).toBe('web_search');
+    expect((r.up.requests[0]!.body as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name)).toEqual(['read_file', 'multi_agent_v1__wait']);
     expect(r.logs.some((l) => l.msg === 'tools_dropped' && l.level === 'warn')).toBe(true);
   });
 });

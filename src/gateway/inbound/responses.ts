@@ -11,21 +11,24 @@
  *   with an `image_url`; assistant: `output_text` / `refusal`), `function_call` → tool_use (merged
  *   into the assistant turn before it), `function_call_output` → tool_result (consecutive ones form
  *   one user turn; text or `input_text`/`input_image` parts), `reasoning` → thinking (summary text;
- *   `encrypted_content` kept as its signature). Other item types → 400.
- * - tools: `function` tools; provider-hosted tools (`web_search`, `file_search`, …) and tool
- *   `namespace` groups are left out of the upstream request (header `x-sluice-dropped-tools`, warn
- *   log `tools_dropped`); other tool types → 400;
+ *   `encrypted_content` kept as its signature), `tool_search_call` / `tool_search_output` → a call
+ *   of the search function and its result. Other item types → 400.
+ * - tools: `function` tools; Codex's tool `namespace` groups and client `tool_search`, flattened
+ *   into function tools and mapped back on output (./responsesTools.ts); provider-hosted tools
+ *   (`web_search`, `file_search`, …) are left out of the upstream request (header
+ *   `x-sluice-dropped-tools`, warn log `tools_dropped`); other tool types → 400;
  *   tool_choice, `parallel_tool_calls`, `max_output_tokens`, temperature, top_p,
  *   `reasoning.effort`, `stream`. `text.format` other than text → 400. `store`, `include`,
  *   `metadata`, `prompt_cache_key`, `truncation`, `user`, `service_tier` are ignored.
  * Output: src/encode/responsesSse.ts.
  */
 import { openaiErrorBody } from '../../encode/openaiCommon';
-import { ResponsesSseEncoder, toResponsesBody } from '../../encode/responsesSse';
+import { type ResponsesEncodeOptions, ResponsesSseEncoder, toResponsesBody } from '../../encode/responsesSse';
 import { type AssistantBlock, type CanonicalRequest, isObj, type MessageParam, type UserBlock } from '../canonical';
 import { errorTypeToStatus, invalidRequest } from '../errors';
-import { argumentsObject, imageFromUrl, parseEffort, parseFunctionTools, parseOpenAIToolChoice } from './chat';
-import type { InboundApi } from './types';
+import { argumentsObject, imageFromUrl, parseEffort, parseOpenAIToolChoice } from './chat';
+import { ResponsesTools } from './responsesTools';
+import type { InboundApi, InboundEncodeOptions } from './types';
 import { Counter, nonEmptyStr, optNumber, str } from './validate';
 
 function partsText(v: unknown, where: string, count: Counter, allowed: string[]): string {
@@ -68,7 +71,7 @@ function userParts(v: unknown, where: string, count: Counter): UserBlock[] {
   });
 }
 
-function parseInput(input: unknown, instructions: string | undefined, count: Counter): { system?: string; messages: MessageParam[] } {
+function parseInput(input: unknown, instructions: string | undefined, count: Counter, tools: ResponsesTools): { system?: string; messages: MessageParam[] } {
   const systemParts: string[] = instructions !== undefined && instructions.length > 0 ? [instructions] : [];
   const messages: MessageParam[] = [];
   if (typeof input === 'string') {
@@ -88,7 +91,14 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
       const where = `input[${i}]`;
       if (!isObj(it)) throw invalidRequest(`${where}: expected an object`);
       const type = it.type ?? (it.role !== undefined ? 'message' : undefined);
-      if (type !== 'function_call_output') toolTurn = undefined;
+      if (type !== 'function_call_output' && type !== 'tool_search_output') toolTurn = undefined;
+      const addResult = (block: UserBlock): void => {
+        if (toolTurn) toolTurn.push(block);
+        else {
+          toolTurn = [block];
+          messages.push({ role: 'user', content: toolTurn });
+        }
+      };
       if (type === 'message') {
         const role = it.role;
         if (role === 'system' || role === 'developer') {
@@ -107,7 +117,9 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
       }
       leading = false;
       if (type === 'function_call') {
-        const name = nonEmptyStr(it.name, `${where}.name`);
+        const member = nonEmptyStr(it.name, `${where}.name`);
+        // Codex: a namespace member's call carries `namespace`; the backend knows it by its flat name.
+        const name = it.namespace === undefined || it.namespace === null ? member : tools.names.member(nonEmptyStr(it.namespace, `${where}.namespace`), member);
         const input = argumentsObject(it.arguments, `${where}.arguments`);
         count.chars += name.length + JSON.stringify(input).length;
         lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name, input });
@@ -122,18 +134,17 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
           images.push(...blocks.filter((b) => b.type === 'image'));
         } else throw invalidRequest(`${where}.output: expected a string or an array of content parts`);
         count.chars += text.length;
-        const block: UserBlock = {
-          type: 'tool_result',
-          tool_use_id: id,
-          text,
-          images: images.flatMap((b) => (b.type === 'image' ? [b.source] : [])),
-          is_error: false,
-        };
-        if (toolTurn) toolTurn.push(block);
-        else {
-          toolTurn = [block];
-          messages.push({ role: 'user', content: toolTurn });
-        }
+        addResult({ type: 'tool_result', tool_use_id: id, text, images: images.flatMap((b) => (b.type === 'image' ? [b.source] : [])), is_error: false });
+      } else if (type === 'tool_search_call') {
+        const input = isObj(it.arguments) ? it.arguments : argumentsObject(it.arguments, `${where}.arguments`);
+        count.chars += JSON.stringify(input).length;
+        lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name: tools.names.toolSearch(), input });
+      } else if (type === 'tool_search_output') {
+        // The loaded tools join the backend's tool list; the model reads their names as the result.
+        const loaded = tools.load(it.tools, `${where}.tools`).map((t) => (t.description !== undefined ? { name: t.name, description: t.description } : { name: t.name }));
+        const text = JSON.stringify({ loaded_tools: loaded });
+        count.chars += text.length;
+        addResult({ type: 'tool_result', tool_use_id: nonEmptyStr(it.call_id, `${where}.call_id`), text, images: [], is_error: false });
       } else if (type === 'reasoning') {
         const summary = Array.isArray(it.summary) ? it.summary : [];
         const text = summary.map((s, j) => (isObj(s) ? str(s.text, `${where}.summary[${j}].text`) : '')).join('\n');
@@ -142,7 +153,7 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
         if (typeof it.encrypted_content === 'string' && it.encrypted_content.length > 0) blk.signature = it.encrypted_content;
         lastAssistant().push(blk);
       } else {
-        throw invalidRequest(`${where}.type: input item ${JSON.stringify(String(type))} is not supported by this stateless gateway (message, function_call, function_call_output and reasoning are)`);
+        throw invalidRequest(`${where}.type: input item ${JSON.stringify(String(type))} is not supported by this stateless gateway (message, function_call, function_call_output, reasoning, tool_search_call and tool_search_output are)`);
       }
     });
   } else {
@@ -152,36 +163,6 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
   for (const m of messages) if (m.role === 'assistant' && m.content.length === 0) m.content.push({ type: 'text', text: '' });
   const system = systemParts.filter((s) => s.length > 0).join('\n\n');
   return system.length > 0 ? { system, messages } : { messages };
-}
-
-/**
- * Tool types that run at the provider (OpenAI), not at the client, and tool `namespace` groups:
- * Codex offers `web_search` and a `multi_agent_v1` namespace by default. No backend behind the
- * gateway can run the hosted ones, so they are left out (named in `droppedTools`) instead of
- * failing the whole request. Any other non-function type is a 400.
- */
-export const HOSTED_TOOL_TYPES = new Set([
-  'web_search',
-  'web_search_preview',
-  'file_search',
-  'code_interpreter',
-  'image_generation',
-  'computer_use_preview',
-  'mcp',
-  'namespace',
-]);
-
-function splitHostedTools(v: unknown): { functions: unknown; dropped: string[] } {
-  if (!Array.isArray(v)) return { functions: v, dropped: [] };
-  const dropped: string[] = [];
-  const functions = v.filter((t) => {
-    if (isObj(t) && typeof t.type === 'string' && HOSTED_TOOL_TYPES.has(t.type)) {
-      dropped.push(t.type === 'namespace' && typeof t.name === 'string' ? `namespace:${t.name}` : t.type);
-      return false;
-    }
-    return true;
-  });
-  return { functions, dropped };
 }
 
 /** Validate a Responses body into the canonical request. */
@@ -199,10 +180,12 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   let instructions: string | undefined;
   if (body.instructions !== undefined && body.instructions !== null) instructions = str(body.instructions, 'instructions');
   if (instructions) count.chars += instructions.length;
-  const { system, messages } = parseInput(body.input, instructions, count);
+  const rt = new ResponsesTools(count);
+  rt.parse(body.tools);
+  const { system, messages } = parseInput(body.input, instructions, count, rt);
   if (messages.length === 0) throw invalidRequest('input: at least one user or assistant item is required');
-  const { functions, dropped } = splitHostedTools(body.tools);
-  const tools = parseFunctionTools(functions, count, 'flat');
+  const tools = rt.list.length > 0 || (body.tools !== undefined && body.tools !== null) ? rt.list : undefined;
+  const dropped = rt.dropped;
   const toolChoice = parseOpenAIToolChoice(body.tool_choice, body.parallel_tool_calls, tools);
   let maxTokens = 0;
   const mt = body.max_output_tokens;
@@ -216,6 +199,7 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   if (tools !== undefined && tools.length > 0) req.tools = tools;
   if (toolChoice !== undefined) req.tool_choice = toolChoice;
   if (dropped.length > 0) req.droppedTools = dropped;
+  if (rt.names.size > 0) req.clientTools = rt.names;
   const temperature = optNumber(body, 'temperature', 0, 2);
   if (temperature !== undefined) req.temperature = temperature;
   const topP = optNumber(body, 'top_p', 0, 1);
@@ -227,13 +211,18 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   return req;
 }
 
+function encodeOptions(o: InboundEncodeOptions): ResponsesEncodeOptions {
+  const names = o.clientTools;
+  return names ? { model: o.model, inputTokens: o.inputTokens, clientTool: (flat) => names.ref(flat) } : { model: o.model, inputTokens: o.inputTokens };
+}
+
 /** The `/v1/responses` inbound module. */
 export const responsesApi: InboundApi = {
   name: 'responses',
   parse: parseResponsesRequest,
-  stream: (o) => new ResponsesSseEncoder({ model: o.model, inputTokens: o.inputTokens }),
+  stream: (o) => new ResponsesSseEncoder(encodeOptions(o)),
   body(events, o) {
-    const r = toResponsesBody(events, { model: o.model, inputTokens: o.inputTokens });
+    const r = toResponsesBody(events, encodeOptions(o));
     if (!r.ok) return { status: errorTypeToStatus(r.error.type), body: r.body };
     return { status: 200, body: r.body };
   },

@@ -6,6 +6,7 @@
 import type { IdGenerator } from '../../encode/anthropicSse';
 import type { OutputEvent } from '../../release/output';
 import type { CanonicalRequest } from '../canonical';
+import type { ClientToolNames } from './responsesTools';
 
 export interface InboundEncodeOptions {
   /** The model name the client asked for (echoed back; the backend's name is never exposed). */
@@ -18,6 +19,8 @@ export interface InboundEncodeOptions {
   includeUsage?: boolean;
   /** Id minting for deterministic tests (Anthropic kinds; other APIs mint their own prefixes). */
   idGenerator?: IdGenerator;
+  /** Responses only: backend tool names to write back as the client's (Codex namespaces, tool_search). */
+  clientTools?: ClientToolNames;
 }
 
 /** One streaming response: SSE text per event. */

@@ -1,0 +1,169 @@
+/**
+ * Responses tools a backend cannot take as they are, flattened into function tools and mapped back.
+ *
+ * Codex (≥ 0.120) groups tools into namespaces — `{"type":"namespace","name":"mcp__wordbook",
+ * "tools":[{"type":"function","name":"lookup_word",…}]}`: each MCP server, and its multi-agent
+ * tools — and answers a call of one with a `function_call` item carrying `namespace` beside the
+ * member's `name`. With a model it knows, it also offers `{"type":"tool_search","execution":
+ * "client",…}`: the model searches deferred tools, Codex answers with a `tool_search_output` item
+ * whose `tools` (namespaces or functions) become callable from then on.
+ *
+ * Backends know only flat function tools, so:
+ * - a namespace member becomes the function `<namespace>__<name>` (Codex's own flat spelling,
+ *   `ToolName::canonical_flat_name`: underscores at the seam trimmed), made unique against every
+ *   other tool (`_2`, `_3`, … on a clash) and cut to 64 characters (OpenAI's limit) with a hash;
+ * - `tool_search` (client execution) becomes a function of the same name and parameters;
+ * - history: a `function_call` with `namespace` → that flat name; `tool_search_call` → a call of
+ *   the search function; `tool_search_output` → its result (the loaded tools' flat names and
+ *   descriptions as JSON) and its tools join the backend's tool list;
+ * - output: the encoder asks `ClientToolNames.ref(flat)` and writes a namespace member's call as
+ *   `function_call {name, namespace}` and a search as `tool_search_call {execution: "client",
+ *   arguments}` (src/encode/responsesSse.ts).
+ */
+import { createHash } from 'node:crypto';
+import { isObj, type ToolParam } from '../canonical';
+import { invalidRequest } from '../errors';
+import { parseFunctionTools } from './chat';
+import { Counter, nonEmptyStr } from './validate';
+
+/** How the client knows a tool the backend sees under a flat name. */
+export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' };
+
+/** OpenAI's limit for a function name (Anthropic and Gemini allow at least as many). */
+const MAX_NAME = 64;
+
+/** Flat backend names ↔ the client's tool names, for one request. */
+export class ClientToolNames {
+  private readonly refs = new Map<string, ClientToolRef>();
+  private readonly byMember = new Map<string, string>();
+  private readonly taken = new Set<string>();
+
+  /** True when some tool needs mapping back (else the encoder writes plain function calls). */
+  get size(): number {
+    return this.refs.size;
+  }
+
+  /** The client's name for a backend tool name (undefined: a plain function). */
+  ref(flat: string): ClientToolRef | undefined {
+    return this.refs.get(flat);
+  }
+
+  /** A plain function tool's name is taken as it is. */
+  reserve(name: string): void {
+    this.taken.add(name);
+  }
+
+  has(name: string): boolean {
+    return this.taken.has(name);
+  }
+
+  /** The flat name of a namespace member (the same one for the same member within a request). */
+  member(namespace: string, name: string): string {
+    const key = `${namespace}\u0000${name}`;
+    const known = this.byMember.get(key);
+    if (known !== undefined) return known;
+    const flat = this.unique(`${namespace.replace(/_+$/, '')}__${name.replace(/^_+/, '')}`);
+    this.byMember.set(key, flat);
+    this.refs.set(flat, { kind: 'namespace', namespace, name });
+    return flat;
+  }
+
+  /** The flat name of the client-executed tool search. */
+  toolSearch(): string {
+    for (const [flat, r] of this.refs) if (r.kind === 'tool_search') return flat;
+    const flat = this.unique('tool_search');
+    this.refs.set(flat, { kind: 'tool_search' });
+    return flat;
+  }
+
+  private unique(base: string): string {
+    const fit = (s: string): string => (s.length <= MAX_NAME ? s : `${s.slice(0, MAX_NAME - 9)}_${createHash('sha256').update(s).digest('hex').slice(0, 8)}`);
+    let name = fit(base);
+    for (let n = 2; this.taken.has(name); n++) name = fit(`${base}_${n}`);
+    this.taken.add(name);
+    return name;
+  }
+}
+
+/**
+ * Tool types that run at the provider (OpenAI), not at the client: Codex offers `web_search` by
+ * default. No backend behind the gateway can run them, so they are left out (named in
+ * `droppedTools`) instead of failing the whole request. Any other unknown type is a 400.
+ */
+export const HOSTED_TOOL_TYPES = new Set([
+  'web_search',
+  'web_search_preview',
+  'file_search',
+  'code_interpreter',
+  'image_generation',
+  'computer_use_preview',
+  'mcp',
+]);
+
+/** The request's tools: plain functions, flattened namespaces and tool search; hosted ones dropped. */
+export class ResponsesTools {
+  readonly names = new ClientToolNames();
+  readonly list: ToolParam[] = [];
+  readonly dropped: string[] = [];
+
+  constructor(private readonly count: Counter) {}
+
+  /** The request's `tools` field. */
+  parse(v: unknown): void {
+    if (v === undefined || v === null) return;
+    if (!Array.isArray(v)) throw invalidRequest('tools: expected an array');
+    const plain: unknown[] = [];
+    const groups: { at: string; t: Record<string, unknown> }[] = [];
+    v.forEach((t, i) => {
+      if (!isObj(t) || typeof t.type !== 'string' || t.type === 'function') plain.push(t);
+      else if (t.type === 'namespace' || t.type === 'tool_search') groups.push({ at: `tools[${i}]`, t });
+      else if (HOSTED_TOOL_TYPES.has(t.type)) this.dropped.push(t.type);
+      else plain.push(t); // parseFunctionTools names the unsupported type
+    });
+    for (const f of parseFunctionTools(plain, this.count, 'flat') ?? []) this.addPlain(f);
+    for (const g of groups) this.addGroup(g.t, g.at);
+  }
+
+  /** The tools a `tool_search_output` loaded (namespaces or functions); returns their flat names. */
+  load(tools: unknown, where: string): ToolParam[] {
+    if (!Array.isArray(tools)) throw invalidRequest(`${where}: expected an array of tools`);
+    const before = this.list.length;
+    tools.forEach((t, i) => {
+      if (isObj(t) && t.type === 'namespace') this.addGroup(t, `${where}[${i}]`);
+      else {
+        const [f] = parseFunctionTools([t], this.count, 'flat') ?? [];
+        if (f && !this.names.has(f.name)) this.addPlain(f);
+      }
+    });
+    return this.list.slice(before);
+  }
+
+  private addPlain(f: ToolParam): void {
+    this.names.reserve(f.name);
+    this.list.push(f);
+  }
+
+  private addGroup(t: Record<string, unknown>, at: string): void {
+    if (t.type === 'tool_search') {
+      if (t.execution !== undefined && t.execution !== 'client') {
+        this.dropped.push('tool_search');
+        return;
+      }
+      const params = t.parameters ?? { type: 'object', properties: {} };
+      if (!isObj(params)) throw invalidRequest(`${at}.parameters: expected a JSON Schema object`);
+      const flat = this.names.toolSearch();
+      if (this.list.some((x) => x.name === flat)) return;
+      const tool: ToolParam = { name: flat, input_schema: params };
+      if (typeof t.description === 'string') tool.description = t.description;
+      this.count.chars += (tool.description?.length ?? 0) + JSON.stringify(params).length;
+      this.list.push(tool);
+      return;
+    }
+    const namespace = nonEmptyStr(t.name, `${at}.name`);
+    if (!Array.isArray(t.tools)) throw invalidRequest(`${at}.tools: expected an array of function tools`);
+    for (const f of parseFunctionTools(t.tools, this.count, 'flat') ?? []) {
+      const flat = this.names.member(namespace, f.name);
+      if (!this.list.some((x) => x.name === flat)) this.list.push({ ...f, name: flat });
+    }
+  }
+}

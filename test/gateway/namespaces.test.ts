@@ -1,0 +1,149 @@
+/**
+ * Codex's namespace tools and client tool search through /v1/responses: flattened into uniquely
+ * named function tools for the backend, and each call written back the way Codex reads it
+ * (`function_call {name, namespace}`, `tool_search_call {execution: "client", arguments}`).
+ * Shapes from Codex's public source (codex-rs: tools/src/responses_api.rs `ResponsesApiNamespace`,
+ * tools/src/tool_spec.rs `ToolSpec::ToolSearch`, core/src/tools/router.rs `build_tool_call`,
+ * protocol/src/tool_name.rs `canonical_flat_name`) and a request captured from Codex 0.171.
+ */
+import { ResponsesSseEncoder } from '../../src/encode/responsesSse';
+import { chatChunk } from '../../src/gateway/scripted';
+import { parseResponsesRequest } from '../../src/gateway/inbound/responses';
+import { ClientToolNames } from '../../src/gateway/inbound/responsesTools';
+import { rawRequest, rig, type Rig, sseFrames } from './helpers';
+
+const fn = (name: string, props: Record<string, unknown> = { key: { type: 'string' } }) => ({
+  type: 'function',
+  name,
+  description: `${name} does things`,
+  strict: false,
+  parameters: { type: 'object', properties: props, required: Object.keys(props) },
+});
+const WORDBOOK = { type: 'namespace', name: 'mcp__wordbook', description: 'Tools in the mcp__wordbook namespace.', tools: [fn('lookup_word')] };
+const AGENTS = { type: 'namespace', name: 'multi_agent_v1', description: 'Tools for spawning and managing sub-agents.', tools: [fn('close_agent', { target: { type: 'string' } }), fn('send_input')] };
+const TOOL_SEARCH = {
+  type: 'tool_search',
+  execution: 'client',
+  description: '# Tool discovery',
+  parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'number' } }, required: ['query'], additionalProperties: false },
+};
+
+describe('flattening (parse)', () => {
+  test('namespace members become <namespace>__<name> function tools; hosted tools are still dropped', () => {
+    const req = parseResponsesRequest({ model: 'm', input: 'hi', tools: [fn('exec_command'), AGENTS, WORDBOOK, TOOL_SEARCH, { type: 'web_search', external_web_access: false }] });
+    expect(req.tools?.map((t) => t.name)).toEqual(['exec_command', 'multi_agent_v1__close_agent', 'multi_agent_v1__send_input', 'mcp__wordbook__lookup_word', 'tool_search']);
+    expect(req.tools?.[3]).toEqual({ name: 'mcp__wordbook__lookup_word', description: 'lookup_word does things', input_schema: fn('lookup_word').parameters });
+    expect(req.tools?.[4]).toMatchObject({ name: 'tool_search', description: '# Tool discovery', input_schema: TOOL_SEARCH.parameters });
+    expect(req.droppedTools).toEqual(['web_search']);
+    expect(req.clientTools?.ref('mcp__wordbook__lookup_word')).toEqual({ kind: 'namespace', namespace: 'mcp__wordbook', name: 'lookup_word' });
+    expect(req.clientTools?.ref('tool_search')).toEqual({ kind: 'tool_search' });
+    expect(req.clientTools?.ref('exec_command')).toBeUndefined();
+  });
+
+  test('names are unique against plain tools and each other, and at most 64 characters', () => {
+    const names = new ClientToolNames();
+    names.reserve('a__b');
+    expect(names.member('a', 'b')).toBe('a__b_2');
+    expect(names.member('a_', '_b')).toBe('a__b_3'); // Codex trims underscores at the seam
+    expect(names.member('a', 'b')).toBe('a__b_2'); // stable within a request
+    const long = names.member('mcp__' + 'x'.repeat(50), 'y'.repeat(30));
+    expect(long.length).toBe(64);
+    expect(long).toMatch(/^mcp__x+_[0-9a-f]{8}$/);
+    expect(names.member('mcp__' + 'x'.repeat(50), 'y'.repeat(30))).toBe(long);
+  });
+
+  test('no namespaces: no client mapping, nothing changes for plain function tools', () => {
+    const req = parseResponsesRequest({ model: 'm', input: 'hi', tools: [fn('exec_command')] });
+    expect(req.clientTools).toBeUndefined();
+    expect(req.tools?.map((t) => t.name)).toEqual(['exec_command']);
+  });
+
+  test('history: namespaced calls, tool_search_call and tool_search_output (whose tools join the list)', () => {
+    const req = parseResponsesRequest({
+      model: 'm',
+      tools: [fn('exec_command'), TOOL_SEARCH],
+      input: [
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'look up the secret' }] },
+        { type: 'tool_search_call', call_id: 'ts_1', execution: 'client', status: 'completed', arguments: { query: 'word book', limit: 8 } },
+        { type: 'tool_search_output', call_id: 'ts_1', execution: 'client', status: 'completed', tools: [{ ...WORDBOOK, tools: [{ ...fn('lookup_word'), defer_loading: true }] }] },
+        { type: 'function_call', call_id: 'c_1', name: 'lookup_word', namespace: 'mcp__wordbook', arguments: '{"key":"secret"}' },
+        { type: 'function_call_output', call_id: 'c_1', output: 'the word for secret is albatross' },
+      ],
+    });
+    expect(req.tools?.map((t) => t.name)).toEqual(['exec_command', 'tool_search', 'mcp__wordbook__lookup_word']);
+    expect(req.tools?.[2]?.input_schema).not.toHaveProperty('defer_loading');
+    expect(req.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look up the secret' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'ts_1', name: 'tool_search', input: { query: 'word book', limit: 8 } }] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'ts_1', text: JSON.stringify({ loaded_tools: [{ name: 'mcp__wordbook__lookup_word', description: 'lookup_word does things' }] }), images: [], is_error: false }],
+      },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'c_1', name: 'mcp__wordbook__lookup_word', input: { key: 'secret' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c_1', text: 'the word for secret is albatross', images: [], is_error: false }] },
+    ]);
+  });
+
+  test('a server-side tool_search is dropped like other hosted tools; malformed groups are 400s', () => {
+    expect(parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ ...TOOL_SEARCH, execution: 'server' }] }).droppedTools).toEqual(['tool_search']);
+    expect(() => parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ type: 'namespace', name: 'x' }] })).toThrow(/tools\[0\]\.tools: expected an array/);
+    expect(() => parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ type: 'namespace', tools: [] }] })).toThrow(/tools\[0\]\.name/);
+  });
+});
+
+describe('mapping back (encode)', () => {
+  const names = new ClientToolNames();
+  const flat = names.member('mcp__wordbook', 'lookup_word');
+  const search = names.toolSearch();
+  const enc = new ResponsesSseEncoder({ model: 'm', created: 1, clientTool: (n) => names.ref(n) });
+  const frames = sseFrames(
+    enc.start() +
+      enc.push({ type: 'tool_use', index: 0, backendId: 'b0', name: flat, input: { key: 'secret' }, argsText: '{"key":"secret"}', repaired: false }) +
+      enc.push({ type: 'tool_use', index: 1, backendId: 'b1', name: search, input: { query: 'calendar' }, argsText: '{"query":"calendar"}', repaired: false }) +
+      enc.push({ type: 'tool_use', index: 2, backendId: 'b2', name: 'exec_command', input: { cmd: 'ls' }, argsText: '{"cmd":"ls"}', repaired: false }) +
+      enc.push({ type: 'end', released: 3 }),
+  );
+  const done = frames.filter((f) => f.event === 'response.output_item.done').map((f) => (f.data as { item: Record<string, unknown> }).item);
+
+  test('a namespace member’s call: function_call with the member name and its namespace', () => {
+    expect(done[0]).toMatchObject({ type: 'function_call', name: 'lookup_word', namespace: 'mcp__wordbook', arguments: '{"key":"secret"}', status: 'completed' });
+  });
+  test('a tool search: tool_search_call, client execution, arguments as an object', () => {
+    expect(done[1]).toMatchObject({ type: 'tool_search_call', execution: 'client', arguments: { query: 'calendar' }, status: 'completed' });
+    expect(typeof done[1]!.call_id).toBe('string');
+  });
+  test('a plain function: unchanged, no namespace field', () => {
+    expect(done[2]).toMatchObject({ type: 'function_call', name: 'exec_command' });
+    expect(done[2]).not.toHaveProperty('namespace');
+    const completed = frames.find((f) => f.event === 'response.completed')!.data as { response: { output: unknown[] } };
+    expect(completed.response.output).toEqual(done);
+  });
+});
+
+describe('through the gateway (scripted chat backend)', () => {
+  let r: Rig | undefined;
+  afterEach(async () => {
+    await r?.close();
+    r = undefined;
+  });
+
+  test('the backend sees flat function tools; the client gets the namespaced call (stream and body)', async () => {
+    const script = [
+      { t: 0, data: chatChunk({ tool: { index: 0, id: 'up_1', name: 'mcp__wordbook__lookup_word', args: '{"key":"secret"}' } }) },
+      { t: 1, data: chatChunk({ finish: 'tool_calls' }) },
+      { t: 1, data: '[DONE]' },
+    ];
+    r = await rig({ script });
+    const body = { model: 'm', input: 'look it up', tools: [fn('exec_command'), WORDBOOK, AGENTS], stream: true };
+    const res = await rawRequest(r.gw.url, { path: '/v1/responses', body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-sluice-dropped-tools']).toBeUndefined();
+    const sent = r.up.requests[0]!.body as { tools: { function: { name: string } }[] };
+    expect(sent.tools.map((t) => t.function.name)).toEqual(['exec_command', 'mcp__wordbook__lookup_word', 'multi_agent_v1__close_agent', 'multi_agent_v1__send_input']);
+    const item = sseFrames(res.text).find((f) => f.event === 'response.output_item.done')!.data as { item: Record<string, unknown> };
+    expect(item.item).toMatchObject({ type: 'function_call', name: 'lookup_word', namespace: 'mcp__wordbook', arguments: '{"key":"secret"}' });
+
+    const whole = await rawRequest(r.gw.url, { path: '/v1/responses', body: JSON.stringify({ ...body, stream: false }) });
+    expect((whole.json as { output: unknown[] }).output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup_word', namespace: 'mcp__wordbook' })]);
+  });
+});
