@@ -99,6 +99,8 @@ export class JsonScanner {
   /** Container stack: OBJECT / ARRAY per open level; `depth` entries are live. */
   private stack: number[] = [];
   private depth = 0;
+  /** Deepest nesting reached so far (a high-water mark of `depth`). */
+  private peak = 0;
   /** Whether the string being scanned is an object key (vs a value). */
   private strIsKey = false;
   /** Hex digits still expected in a \uXXXX escape. */
@@ -128,6 +130,11 @@ export class JsonScanner {
   /** Current container nesting depth (0 at top level). */
   get nesting(): number {
     return this.depth;
+  }
+
+  /** The deepest container nesting reached so far (never decreases). */
+  get maxNesting(): number {
+    return this.peak;
   }
 
   /** Code units pushed so far. */
@@ -376,7 +383,7 @@ export class JsonScanner {
       const type = c === C_LBRACE ? OBJECT : ARRAY;
       if (this.depth === this.stack.length) this.stack.push(type);
       else this.stack[this.depth] = type;
-      this.depth++;
+      if (++this.depth > this.peak) this.peak = this.depth;
       kind = type === OBJECT ? 'object' : 'array';
       next = type === OBJECT ? OBJ_FIRST : ARR_FIRST;
     } else if (c === C_MINUS) {

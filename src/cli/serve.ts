@@ -3,14 +3,17 @@ import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
  * `sluice serve` — the Anthropic Messages gateway over an OpenAI-compatible backend.
  * Flags override environment variables; see HELP.
  */
-import { loadTextAdapterFactory, startGateway, type GatewayOptions } from '../gateway/server';
+import { DEFAULT_MAX_BODY_BYTES, loadTextAdapterFactory, startGateway, type GatewayOptions } from '../gateway/server';
 import { exposure, isLoopback, parseApiKeys } from '../gateway/auth';
-import { Logger, LOG_LEVELS, type LogLevel } from '../gateway/log';
+import { Logger, LOG_LEVELS, type LogLevel, turnLogObserver } from '../gateway/log';
+import { composeObservers } from '../gateway/observer';
+import { OtelConfigError, otelConfigFromEnv, type OtelConfig, startOtel } from '../gateway/otel';
 import { parseModelMap } from '../gateway/canonical';
 import type { UpstreamFormatName } from '../gateway/upstream/types';
 import { startTraceBackend, type TraceBackend } from '../gateway/scripted';
 import type { WireFormat } from '../wire/events';
-import { numberFlag, parseArgs, UsageError, type FlagSpec } from './args';
+import { parseArgs, UsageError, type FlagSpec } from './args';
+import { BODY_MEMORY_FACTOR, DEFAULT_BODY_BUDGET_BYTES } from '../gateway/body';
 
 export const HELP = `sluice serve — one gateway for Anthropic Messages, OpenAI Responses and OpenAI
 Chat Completions clients over an OpenAI Chat, OpenAI Responses, Anthropic or Gemini backend
@@ -72,6 +75,10 @@ Options (each has an environment variable; the flag wins):
                             larger bodies get 413 request_too_large      [SLUICE_MAX_BODY]
   --max-concurrency N       /v1/messages requests in flight (default 256); more get
                             529 overloaded_error with retry-after         [SLUICE_MAX_CONCURRENCY]
+  --body-memory SIZE        memory all request bodies in flight may cost together (default 768m,
+                            for a 2 GB container; each body counts 8x its size until its request
+                            ends); a body that does not fit gets 503 overloaded_error with
+                            retry-after. Must be at least 8x --max-body   [SLUICE_BODY_MEMORY]
   --connect-timeout MS      backend TCP connect timeout (default 10000)   [SLUICE_CONNECT_TIMEOUT_MS]
   --idle-timeout MS         backend silence (no headers / no bytes) before the request fails
                             with timeout_error (default 300000)          [SLUICE_IDLE_TIMEOUT_MS]
@@ -106,15 +113,26 @@ Options (each has an environment variable; the flag wins):
                                                                           [SLUICE_MAX_OUTPUT_TOKENS]
   --log-level L             debug | info (default) | warn | error | silent. Logs are JSON lines
                             on stderr with ids, names, counts and timings — never message
-                            text, tool arguments or results              [SLUICE_LOG_LEVEL]
+                            text, tool arguments or results; one "turn" record per request
+                            is what \`sluice report\` reads                 [SLUICE_LOG_LEVEL]
+  --log-format F            text (default: a short banner on stdout) or json (no banner:
+                            stdout stays empty, stderr is only JSON lines) [SLUICE_LOG_FORMAT]
   --inspect                 relay every request's actors to the Stately inspector (local
                             websocket relay, port SLUICE_INSPECT_PORT or 8080)
   --inspect-log FILE        record XState inspection events as JSONL (contents redacted)
   --inspect-contents        keep argument and result contents in inspection events
-  --inspect-host ADDR       relay bind address (default 127.0.0.1; anything else is warned)
+  --inspect-host ADDR       relay bind address (default 127.0.0.1). Any other address needs
+                            --api-key (or --no-auth), like --host, and is warned
                                                                           [SLUICE_INSPECT_HOST]
+                            The relay URL carries an access token: on a terminal it is shown once,
+                            otherwise it is written to a 0600 file (its path is printed) in
+                            SLUICE_INSPECT_TOKEN_DIR (default: the temp directory)
   Operations: GET /metrics (Prometheus; needs the key when --api-key is set), GET /livez (also
   /health), GET /readyz (503 while draining). See docs/gateway.md "Operations".
+  OpenTelemetry: traces and metrics go out over OTLP (http/protobuf or http/json) when the
+  standard variables ask for it: OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_/_METRICS_ENDPOINT),
+  OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (otlp|none),
+  OTEL_SERVICE_NAME, OTEL_SDK_DISABLED. Without them nothing is loaded. docs/observability.md
   --help                    this text
 
 Point a client at it:  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=dummy claude
@@ -149,6 +167,7 @@ export const SPEC: Record<string, FlagSpec> = {
   parser: { type: 'string' },
   completion: { type: 'string', choices: ['inferred', 'evidence-only'] },
   'max-body': { type: 'string' },
+  'body-memory': { type: 'string' },
   'max-concurrency': { type: 'string' },
   'connect-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -157,6 +176,7 @@ export const SPEC: Record<string, FlagSpec> = {
   'system-messages': { type: 'string', choices: ['inline', 'merge'] },
   'strict-stop-reason': { type: 'boolean' },
   'log-level': { type: 'string', choices: LOG_LEVELS },
+  'log-format': { type: 'string', choices: ['text', 'json'] },
   ...INSPECT_FLAGS,
   help: { type: 'boolean' },
 };
@@ -183,6 +203,7 @@ export const ENV: Record<string, string> = {
   parser: 'SLUICE_PARSER',
   completion: 'SLUICE_COMPLETION',
   'max-body': 'SLUICE_MAX_BODY',
+  'body-memory': 'SLUICE_BODY_MEMORY',
   'max-concurrency': 'SLUICE_MAX_CONCURRENCY',
   'connect-timeout': 'SLUICE_CONNECT_TIMEOUT_MS',
   'idle-timeout': 'SLUICE_IDLE_TIMEOUT_MS',
@@ -190,21 +211,72 @@ export const ENV: Record<string, string> = {
   'max-tokens-field': 'SLUICE_MAX_TOKENS_FIELD',
   'system-messages': 'SLUICE_SYSTEM_MESSAGES',
   'log-level': 'SLUICE_LOG_LEVEL',
+  'log-format': 'SLUICE_LOG_FORMAT',
 };
 
-/** `32m`, `512k`, `1048576` → bytes. */
-export function parseSize(v: string, name: string): number {
+/** `32m`, `512k`, `1048576` → bytes; between `min` and `max` bytes. */
+export function parseSize(v: string, name: string, min = 1, max = 64 * 1024 ** 3): number {
   const m = /^(\d+(?:\.\d+)?)\s*([kmg]?)i?b?$/i.exec(v.trim());
   if (!m) throw new UsageError(`--${name} must be a size like 1048576, 512k or 32m`);
   const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
-  return Math.floor(Number(m[1]) * mult);
+  const n = Math.floor(Number(m[1]) * mult);
+  if (n < min || n > max) throw new UsageError(`--${name} must be between ${min} and ${max} bytes (got ${v})`);
+  return n;
+}
+
+/** Longest timer Node can arm (setTimeout fires at once above it). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Every numeric serve flag: its option, its range. A value outside the range (or not an integer)
+ * is a usage error (exit 2) naming the flag and the range — `--port 99999` never reaches listen().
+ */
+type NumericOption =
+  | 'port'
+  | 'maxConcurrent'
+  | 'connectTimeoutMs'
+  | 'idleTimeoutMs'
+  | 'pingIntervalMs'
+  | 'maxConnections'
+  | 'headersTimeoutMs'
+  | 'bodyTimeoutMs'
+  | 'keepAliveTimeoutMs'
+  | 'requestDeadlineMs'
+  | 'drainTimeoutMs'
+  | 'maxJsonDepth'
+  | 'maxOutputTokens';
+export const NUMERIC_FLAGS: [flag: string, option: NumericOption, min: number, max: number][] = [
+  ['port', 'port', 0, 65_535],
+  ['max-concurrency', 'maxConcurrent', 1, 1_000_000],
+  ['connect-timeout', 'connectTimeoutMs', 1, MAX_TIMER_MS],
+  ['idle-timeout', 'idleTimeoutMs', 1, MAX_TIMER_MS],
+  ['ping-interval', 'pingIntervalMs', 0, MAX_TIMER_MS],
+  ['max-connections', 'maxConnections', 1, 1_000_000],
+  ['headers-timeout', 'headersTimeoutMs', 1, MAX_TIMER_MS],
+  ['body-timeout', 'bodyTimeoutMs', 1, MAX_TIMER_MS],
+  ['keep-alive-timeout', 'keepAliveTimeoutMs', 1, MAX_TIMER_MS],
+  ['request-deadline', 'requestDeadlineMs', 1, MAX_TIMER_MS],
+  ['drain-timeout', 'drainTimeoutMs', 1, MAX_TIMER_MS],
+  ['max-json-depth', 'maxJsonDepth', 1, 100_000],
+  ['max-output-tokens', 'maxOutputTokens', 1, Number.MAX_SAFE_INTEGER],
+];
+
+/** An integer flag value within [min, max], else a UsageError naming the flag (and its env variable). */
+export function intFlag(v: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const env = ENV[name] ? ` (or ${ENV[name]})` : '';
+    throw new UsageError(`--${name}${env} must be an integer from ${min} to ${max} (got "${v}")`);
+  }
+  return n;
 }
 
 /** Build gateway options from argv + env (exported for tests). */
 export function optionsFrom(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
-): { options: GatewayOptions; help: boolean; level: LogLevel; scripted?: string } {
+): { options: GatewayOptions; help: boolean; level: LogLevel; scripted?: string; json?: boolean; otel?: OtelConfig } {
   const { positionals, flags } = parseArgs(argv, SPEC);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const get = (name: string): string | undefined => {
@@ -219,6 +291,14 @@ export function optionsFrom(
   };
   const level = (get('log-level') ?? 'info') as LogLevel;
   if (flags.help === true) return { options: { upstream: '' }, help: true, level };
+  const json = get('log-format') === 'json';
+  let otel: OtelConfig | undefined;
+  try {
+    otel = otelConfigFromEnv(env);
+  } catch (e) {
+    if (e instanceof OtelConfigError) throw new UsageError(e.message);
+    throw e;
+  }
   const upstream = get('upstream');
   if (!upstream) throw new UsageError('--upstream URL is required (or set SLUICE_UPSTREAM_URL; scripted:demo needs no backend)');
   const scripted = upstream.startsWith('scripted:') ? upstream.slice('scripted:'.length) : undefined;
@@ -231,8 +311,11 @@ export function optionsFrom(
       throw new UsageError(`--upstream must be an http(s) URL or scripted:FILE / scripted:demo (got "${upstream}")`);
     }
   }
-  const num = (name: string, fallback?: number): number | undefined => numberFlag(get(name), name, fallback);
-  const options: GatewayOptions = { upstream, port: num('port', 8787)!, host: get('host') ?? '127.0.0.1' };
+  const options: GatewayOptions = { upstream, port: 8787, host: get('host') ?? '127.0.0.1' };
+  for (const [flag, key, min, max] of NUMERIC_FLAGS) {
+    const v = intFlag(get(flag), flag, min, max);
+    if (v !== undefined) options[key] = v;
+  }
   const model = get('model');
   const mapSpec = get('model-map');
   if (model !== undefined || mapSpec !== undefined) {
@@ -258,19 +341,14 @@ export function optionsFrom(
   const completion = get('completion');
   if (completion !== undefined) options.completion = completion as GatewayOptions['completion'];
   const maxBody = get('max-body');
-  if (maxBody !== undefined) options.maxBodyBytes = parseSize(maxBody, 'max-body');
-  const conc = num('max-concurrency');
-  if (conc !== undefined) {
-    if (!Number.isInteger(conc) || conc < 1)
-      throw new UsageError('--max-concurrency must be a positive integer');
-    options.maxConcurrent = conc;
-  }
-  const ct = num('connect-timeout');
-  if (ct !== undefined) options.connectTimeoutMs = ct;
-  const it = num('idle-timeout');
-  if (it !== undefined) options.idleTimeoutMs = it;
-  const pi = num('ping-interval');
-  if (pi !== undefined) options.pingIntervalMs = pi;
+  if (maxBody !== undefined) options.maxBodyBytes = parseSize(maxBody, 'max-body', 1, 1024 ** 3);
+  const bodyMemory = get('body-memory');
+  if (bodyMemory !== undefined) options.bodyBudgetBytes = parseSize(bodyMemory, 'body-memory');
+  const need = (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) * BODY_MEMORY_FACTOR;
+  if ((options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES) < need)
+    throw new UsageError(
+      `--body-memory must be at least ${BODY_MEMORY_FACTOR}x --max-body (${need} bytes) so that one body of the maximum size fits`,
+    );
   const mtf = get('max-tokens-field');
   if (mtf !== undefined) options.maxTokensField = mtf as GatewayOptions['maxTokensField'];
   const sm = get('system-messages');
@@ -279,30 +357,10 @@ export function optionsFrom(
   if (keys.length > 0) options.apiKeys = keys;
   const noAuthEnv = env.SLUICE_NO_AUTH;
   if (flags['no-auth'] === true || noAuthEnv === '1' || noAuthEnv === 'true') options.noAuth = true;
-  const positive = (name: string): number | undefined => {
-    const v = num(name);
-    if (v !== undefined && (!Number.isInteger(v) || v < 1)) throw new UsageError(`--${name} must be a positive integer`);
-    return v;
-  };
-  type NumericLimit = 'maxConnections' | 'headersTimeoutMs' | 'bodyTimeoutMs' | 'keepAliveTimeoutMs' | 'requestDeadlineMs' | 'drainTimeoutMs' | 'maxJsonDepth' | 'maxOutputTokens';
-  const hygiene: [string, NumericLimit][] = [
-    ['max-connections', 'maxConnections'],
-    ['headers-timeout', 'headersTimeoutMs'],
-    ['body-timeout', 'bodyTimeoutMs'],
-    ['keep-alive-timeout', 'keepAliveTimeoutMs'],
-    ['request-deadline', 'requestDeadlineMs'],
-    ['drain-timeout', 'drainTimeoutMs'],
-    ['max-json-depth', 'maxJsonDepth'],
-    ['max-output-tokens', 'maxOutputTokens'],
-  ];
-  for (const [flag, key] of hygiene) {
-    const v = positive(flag);
-    if (v !== undefined) options[key] = v;
-  }
   const strictEnv = env.SLUICE_STRICT_STOP_REASON;
   if (flags['strict-stop-reason'] === true || strictEnv === '1' || strictEnv === 'true')
     options.toolUseOnStop = false;
-  return scripted !== undefined ? { options, help: false, level, scripted } : { options, help: false, level };
+  return { options, help: false, level, ...(scripted !== undefined ? { scripted } : {}), ...(json ? { json } : {}), ...(otel ? { otel } : {}) };
 }
 
 /** Remove credentials from a URL before logging it. */
@@ -318,7 +376,7 @@ function safeUrl(u: string): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { options, help, level, scripted } = optionsFrom(argv);
+  const { options, help, level, scripted, json, otel: otelConfig } = optionsFrom(argv);
   if (help) {
     process.stdout.write(HELP);
     return 0;
@@ -348,7 +406,7 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   const { flags } = parseArgs(argv, SPEC);
-  const inspection = await inspectionFromFlags(flags);
+  const inspection = await inspectionFromFlags(flags, undefined, options.apiKeys !== undefined || options.noAuth === true);
   options.inspect = inspection?.observer;
   if (options.format?.startsWith('text:')) {
     const factory = loadTextAdapterFactory();
@@ -361,17 +419,22 @@ export async function run(argv: string[]): Promise<number> {
     options.textAdapter = factory;
   }
   const host = options.host ?? '127.0.0.1';
-  if (!isLoopback(host) && level !== 'silent')
+  if (!isLoopback(host) && json) logger.warn('exposed', { host, exposure: exposure(host), auth: options.apiKeys ? 'keys' : options.noAuth ? 'none' : 'unset' });
+  else if (!isLoopback(host) && level !== 'silent')
     process.stderr.write(
       `sluice serve: warning: --host ${host} exposes the gateway to ${exposure(host)}` +
         (options.apiKeys ? ' (client API keys required)\n' : options.noAuth ? ' WITHOUT client authentication (--no-auth)\n' : '\n'),
     );
+  // OpenTelemetry only when OTEL_* asked for it: startOtel loads the SDK, nothing else does.
+  const otel = otelConfig ? startOtel(otelConfig) : undefined;
+  options.observer = composeObservers(turnLogObserver(logger), otel?.observer);
   let gw;
   try {
     gw = await startGateway(options);
   } catch (err) {
     process.stderr.write(`sluice serve: ${err instanceof Error ? err.message : String(err)}\n`);
     await backend?.upstream.close();
+    await otel?.shutdown();
     return 1;
   }
   const bound = gw.server.address();
@@ -385,8 +448,8 @@ export async function run(argv: string[]): Promise<number> {
     ...(backend ? { scripted: backend.name } : {}),
     upstreamKey: options.upstreamApiKey !== undefined ? 'fixed' : 'pass-through',
   });
-  if (level !== 'silent')
-    process.stderr.write(
+  if (level !== 'silent' && !json)
+    process.stdout.write(
       `sluice gateway on ${gw.url} → ${backend ? `scripted:${backend.name} (${backend.format}, ${backend.attempts} attempt${backend.attempts > 1 ? 's' : ''}) at ` : ''}${safeUrl(options.upstream)}\n` +
         `  ANTHROPIC_BASE_URL=${gw.url}   OPENAI_BASE_URL=${gw.url}/v1\n`,
     );
@@ -411,5 +474,6 @@ export async function run(argv: string[]): Promise<number> {
   logger.info('stopped', { endedByShutdown: ended });
   await backend?.upstream.close();
   await inspection?.close();
+  await otel?.shutdown(); // flush spans and metrics after the last request ended
   return 0;
 }

@@ -82,9 +82,16 @@ export function toAnthropicErrorType(type: string): AnthropicErrorType {
   return 'api_error';
 }
 
-/** The HTTP status the gateway uses for an error type it raises itself. */
+/**
+ * The HTTP status of a non-streaming answer whose turn ended with an error event of this type.
+ * Such errors come from the backend's stream (an error chunk, a dropped connection, a stream that
+ * carried no valid event), so `api_error` / `server_error` are 502 Bad Gateway.
+ */
 export function errorTypeToStatus(type: string): number {
   switch (type) {
+    case 'api_error':
+    case 'server_error':
+      return 502;
     case 'invalid_request_error':
       return 400;
     case 'authentication_error':
@@ -137,9 +144,14 @@ export function invalidRequest(message: string): GatewayError {
   return new GatewayError(400, message, 'invalid_request_error');
 }
 
+/** Characters of a backend's error message the client sees (the debug log has the capped body). */
+export const UPSTREAM_MESSAGE_MAX = 300;
+
 /**
- * Pull a human-readable message out of an upstream error body (OpenAI `{error:{message}}`,
- * `{message}`, `{detail}`, `{error:"…"}` or plain text), capped at 1,000 characters.
+ * The client's message for a backend error: `upstream: HTTP <status>: <message>`, the message
+ * pulled out of the body (OpenAI `{error:{message}}`, `{message}`, `{detail}`, `{error:"…"}` or
+ * plain text; never an HTML page), control characters removed, cut at UPSTREAM_MESSAGE_MAX
+ * characters. The client never gets the body verbatim.
  */
 export function upstreamErrorMessage(status: number, bodyText: string): string {
   let msg: string | undefined;
@@ -154,11 +166,12 @@ export function upstreamErrorMessage(status: number, bodyText: string): string {
       else if (typeof j.message === 'string') msg = j.message;
       else if (typeof j.detail === 'string') msg = j.detail;
     } catch {
-      // not JSON
+      // not JSON (or cut at the read cap)
     }
   }
-  if (msg === undefined && t.length > 0 && !t.startsWith('<')) msg = t;
-  msg = msg ?? `upstream returned HTTP ${status}`;
-  if (msg.length > 1000) msg = msg.slice(0, 1000) + '…';
-  return `upstream: ${msg}`;
+  if (msg === undefined && t.length > 0 && !t.startsWith('<') && !t.startsWith('{')) msg = t;
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
+  msg = msg?.slice(0, UPSTREAM_MESSAGE_MAX * 2).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  if (msg !== undefined && msg.length > UPSTREAM_MESSAGE_MAX) msg = msg.slice(0, UPSTREAM_MESSAGE_MAX) + '…';
+  return msg ? `upstream: HTTP ${status}: ${msg}` : `upstream returned HTTP ${status}`;
 }

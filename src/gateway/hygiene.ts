@@ -9,9 +9,8 @@
  * - Backend streams: an idle timer that counts only while the gateway is actually reading (it is
  *   paused while the client applies backpressure) and is re-armed only by bytes that carry events
  *   (SSE comments and keep-alive blank lines do not count), plus an overall request deadline.
- * - The stream fence: once the backend sent its finish, a tool call that starts afterwards (data
- *   after the finish chunk or after `[DONE]`) is not released as another block; it is dropped
- *   with one warning.
+ * - The stream fence (`StreamFence`): nothing the backend sends after its finish is released, and
+ *   a stream without a finish and without one valid event is an upstream error, not a success.
  *
  * Defaults are in `HYGIENE_DEFAULTS` and docs/limits.md "## Gateway".
  */
@@ -135,9 +134,9 @@ export class Slots {
       this.n--;
     };
   }
-  /** The 529 answer for a full gateway. */
-  static overloaded(max: number): GatewayError {
-    return new GatewayError(529, `too many concurrent requests (limit ${max})`, 'overloaded_error', { 'retry-after': '1' });
+  /** The 529 answer for a full gateway (`close`: the request's body was not read). */
+  static overloaded(max: number, close = false): GatewayError {
+    return new GatewayError(529, `too many concurrent requests (limit ${max})`, 'overloaded_error', { 'retry-after': '1', ...(close ? { connection: 'close' } : {}) });
   }
 }
 
@@ -190,43 +189,92 @@ export function isSubstantive(e: StreamEvent): boolean {
 }
 
 /**
- * Drops tool calls that begin after the backend's finish. A call index first seen after the
- * `finish` event is ignored with one `call_after_finish` warning per stream; fragments of calls
- * that were already open keep flowing (the engine decides what to do with late fragments).
+ * The stream fence: what the backend says after its terminal marker is not released, and a
+ * stream that never said anything is not a success.
+ *
+ * - After the `finish` event (the backend's finish / `stop_reason` / `response.completed`, which
+ *   every API sends before `[DONE]` or `message_stop`), only `usage`, `ping`, `warning`,
+ *   `stream.end` and `call.complete` of calls already open pass. Text, thinking, new calls,
+ *   fragments, errors — anything a client could see — are dropped, with one `after_finish`
+ *   warning per stream (it names what was dropped by event type and count only).
+ * - A stream that ends (`stream.end`) without a `finish` and without a single event from the
+ *   model (text, thinking, a call, usage, a message start) gets a `stream.error` (`api_error`,
+ *   "upstream … no valid event") in front of its end: random bytes, HTML or an empty body under
+ *   200 `text/event-stream` (or no content type) is an upstream failure — 502 before the
+ *   response is committed, one `error` event after — never an empty `end_turn`.
  */
 export class StreamFence {
   private finished = false;
+  private errored = false;
+  private valid = false;
   private readonly known = new Set<number>();
-  private readonly dropped = new Set<number>();
   private warned = false;
+
+  /** True once the stream has carried at least one event from the model (or an error). */
+  get sawValidEvent(): boolean {
+    return this.valid || this.errored;
+  }
 
   filter(evs: StreamEvent[]): StreamEvent[] {
     let out: StreamEvent[] | undefined;
     for (let i = 0; i < evs.length; i++) {
       const e = evs[i]!;
-      let keep = true;
-      if (e.type === 'finish') this.finished = true;
-      else if (e.type === 'call.identity' || e.type === 'call.fragment' || e.type === 'call.complete') {
-        if (!this.known.has(e.index)) {
-          if (this.finished || this.dropped.has(e.index)) {
-            keep = false;
-            this.dropped.add(e.index);
-          } else this.known.add(e.index);
-        }
+      const keep = this.admit(e);
+      if (keep === 'garbage') {
+        out ??= evs.slice(0, i);
+        out.push({ type: 'stream.error', error: { type: 'api_error', message: GARBAGE_MESSAGE }, retryable: false }, e);
+        continue;
       }
       if (!keep && out === undefined) out = evs.slice(0, i);
       if (keep && out !== undefined) out.push(e);
       if (!keep && !this.warned) {
         this.warned = true;
-        out!.push({
-          type: 'warning',
-          code: 'call_after_finish',
-          message: `tool call index ${(e as { index: number }).index} began after the backend's finish (or [DONE]); ignored`,
-        });
+        out!.push({ type: 'warning', code: 'after_finish', message: `the backend sent ${describe(e)} after its finish; dropped (and anything else after it)` });
       }
     }
     return out ?? evs;
   }
+
+  /** Whether `e` may pass; 'garbage' for the end of a stream that carried nothing. */
+  private admit(e: StreamEvent): boolean | 'garbage' {
+    switch (e.type) {
+      case 'ping':
+      case 'warning':
+        return true;
+      case 'stream.end':
+        return this.finished || this.valid || this.errored ? true : 'garbage';
+      case 'usage':
+        this.valid = true;
+        return true;
+      case 'finish':
+        if (this.finished) return false;
+        this.finished = true;
+        return true;
+      case 'stream.error':
+        if (this.finished) return false;
+        this.errored = true;
+        return true;
+      case 'call.complete':
+        return this.known.has(e.index) || !this.finished;
+      case 'call.identity':
+      case 'call.fragment':
+        if (this.finished) return false;
+        this.known.add(e.index);
+        this.valid = true;
+        return true;
+      default:
+        if (this.finished) return false;
+        this.valid = true;
+        return true;
+    }
+  }
+}
+
+/** The message of the error a fence puts in front of the end of a stream that carried nothing. */
+export const GARBAGE_MESSAGE = 'upstream: the stream ended without a finish and without a single valid event (not an event stream the gateway can read)';
+
+function describe(e: StreamEvent): string {
+  return e.type === 'call.identity' || e.type === 'call.fragment' ? `${e.type} (tool call index ${e.index})` : e.type;
 }
 
 /**

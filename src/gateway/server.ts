@@ -23,7 +23,8 @@ import type { WireFormat } from '../wire/events';
 import type { Adapter } from '../wire/events';
 import { createStreamReader, type StreamReader } from '../wire/index';
 import { estimateInputTokens, type ModelMapping, type ToolParam } from './canonical';
-import { GatewayError, invalidRequest } from './errors';
+import { GatewayError } from './errors';
+import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, readJsonBody } from './body';
 import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
 import type { ExchangeObserver } from './observer';
 import { chatApi } from './inbound/chat';
@@ -35,7 +36,7 @@ import { clientErrorResponse, guardConnections, HYGIENE_DEFAULTS, type HygieneLi
 import { Logger } from './log';
 import { GatewayMetrics } from './metrics';
 import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
-import { checkNesting, REQUEST_LIMIT_DEFAULTS, validateMessagesBody } from './validate';
+import { REQUEST_LIMIT_DEFAULTS, validateCanonical } from './validate';
 import { UpstreamClient } from './upstream';
 import { upstreamFormatFor } from './upstream/index';
 import type { UpstreamFormatName } from './upstream/types';
@@ -79,6 +80,12 @@ export interface GatewayOptions {
   observer?: ExchangeObserver;
   /** Largest accepted request body in bytes. Default 32 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Memory (bytes) all request bodies in flight may cost together; each body is charged
+   * `BODY_MEMORY_FACTOR` × its size until its request ends (body.ts). A body that does not fit
+   * gets 503 overloaded_error with retry-after. Default 768 MiB (a 2 GB container).
+   */
+  bodyBudgetBytes?: number;
   /** Concurrent model requests (all three APIs); more get 529 overloaded_error. Default 256. */
   maxConcurrent?: number;
   /** Backend TCP connect timeout. Default 10 s. */
@@ -167,9 +174,12 @@ export interface Gateway {
   metrics: GatewayMetrics;
 }
 
+/** Default largest request body: 32 MiB (the Anthropic API's own request size limit). */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+
 const DEFAULTS = {
   host: '127.0.0.1',
-  maxBodyBytes: 32 * 1024 * 1024,
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
   maxConcurrent: 256,
   connectTimeoutMs: 10_000,
   idleTimeoutMs: 300_000,
@@ -178,61 +188,6 @@ const DEFAULTS = {
 
 function requestId(): string {
   return 'req_' + randomBytes(12).toString('hex');
-}
-
-/** Read the request body, capped. Rejects GatewayError(413) when over the cap. */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    const tooLarge = (): GatewayError =>
-      new GatewayError(413, `request body is larger than the gateway limit of ${limit} bytes`, 'request_too_large', { connection: 'close' });
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
-      reject(tooLarge());
-      return;
-    }
-    const parts: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (c: Buffer) => {
-      if (failed) return;
-      size += c.length;
-      if (size > limit) {
-        failed = true;
-        parts.length = 0;
-        reject(tooLarge());
-        return;
-      }
-      parts.push(c);
-    });
-    let ended = false;
-    req.on('end', () => {
-      ended = true;
-      if (!failed) resolve(Buffer.concat(parts, size));
-    });
-    const gone = (): void => {
-      if (failed || ended) return;
-      failed = true;
-      reject(new GatewayError(499, 'the client closed the connection before the request body was complete', 'api_error'));
-    };
-    req.on('error', gone);
-    req.on('close', gone);
-  });
-}
-
-async function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
-  const enc = req.headers['content-encoding'];
-  if (enc !== undefined && enc !== 'identity') {
-    req.resume();
-    throw invalidRequest(`content-encoding "${enc}" is not supported; send an uncompressed JSON body`);
-  }
-  const buf = await readBody(req, limit);
-  if (buf.length === 0) throw invalidRequest('request body is empty; expected a JSON object');
-  try {
-    return JSON.parse(buf.toString('utf8'));
-  } catch {
-    throw invalidRequest('request body is not valid JSON');
-  }
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
@@ -249,6 +204,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...(opts.upstreamHeaders !== undefined ? { headers: opts.upstreamHeaders } : {}),
       connectTimeoutMs: opts.connectTimeoutMs,
       idleTimeoutMs: opts.idleTimeoutMs,
+      logger,
     },
     opts.maxConcurrent,
   );
@@ -267,6 +223,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   // Throws (a configuration error) for a non-loopback host without keys or noAuth.
   const auth = resolveAuth({ host: opts.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}) });
+  const budget = new MemoryBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
+  if (budget.largestBody < opts.maxBodyBytes)
+    throw new Error(
+      `the body memory budget (${options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES} bytes) is too small for one body of the maximum size ` +
+        `(${opts.maxBodyBytes} bytes costs ${opts.maxBodyBytes * budget.factor}); raise the budget or lower the maximum body size`,
+    );
+  const bodyLimits = { maxBytes: opts.maxBodyBytes, maxDepth: requestLimits.maxDepth };
   const metrics = new GatewayMetrics();
   const drain = new Drain();
   const slots = new Slots(opts.maxConcurrent);
@@ -310,6 +273,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     requestDeadlineMs: limits.requestDeadlineMs,
     // With gateway auth the client's key is the gateway's secret: never forward it.
     forwardClientKey: auth === undefined,
+    // One validation of the canonical request, whatever the route.
+    validate: (creq) => validateCanonical(creq, requestLimits),
   };
 
   const routes = new Map<string, InboundApi>([
@@ -351,7 +316,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (path === '/health' || path === '/healthz' || path === '/livez' || path === '/') {
         // `HEAD /` is Claude Code's connectivity probe.
         if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
-        sendJson(res, 200, { status: 'ok', active: slots.active, maxConcurrent: opts.maxConcurrent });
+        sendJson(res, 200, { status: 'ok', active: slots.active, maxConcurrent: opts.maxConcurrent, bodyBudgetInUse: budget.inUse });
         return;
       }
       if (path === '/readyz') {
@@ -369,10 +334,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new GatewayError(405, `method ${method} not allowed on ${path}; use POST`, 'invalid_request_error');
         authenticate(auth, req);
-        const body = await readJson(req, opts.maxBodyBytes);
-        checkNesting(body, requestLimits.maxDepth);
-        const m = parseMessagesRequest(body, { requireMaxTokens: false });
-        sendJson(res, 200, { input_tokens: estimateInputTokens(m) });
+        const { body, charged } = await readJsonBody(req, bodyLimits, budget);
+        try {
+          const m = parseMessagesRequest(body, { requireMaxTokens: false });
+          validateCanonical({ messages: m.messages, ...(m.tools ? { tools: m.tools } : {}) }, requestLimits);
+          sendJson(res, 200, { input_tokens: estimateInputTokens(m) });
+        } finally {
+          budget.give(charged);
+        }
         logger.info('request', { reqId, path, status: 200, durationMs: ms(performance.now() - t0) });
         return;
       }
@@ -407,21 +376,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
     }
     authenticate(auth, req);
+    // A full gateway answers before reading the body (nothing is buffered for a request that
+    // cannot run).
+    if (slots.active >= opts.maxConcurrent) {
+      req.resume();
+      throw Slots.overloaded(opts.maxConcurrent, true);
+    }
     // The slot is taken only once the body is in and valid: slow bodies hold a socket (bounded
-    // by the body timeout), never a slot.
-    const body = await readJson(req, opts.maxBodyBytes);
-    checkNesting(body, requestLimits.maxDepth);
-    if (api.name === 'messages') validateMessagesBody(body, requestLimits);
-    if (closing || drain.draining) throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
-    const release = slots.take();
-    if (!release) throw Slots.overloaded(opts.maxConcurrent);
-    metrics.activeStreams.set(slots.active);
+    // by the body timeout) and their share of the body memory budget, never a slot.
+    const { body, charged } = await readJsonBody(req, bodyLimits, budget);
+    let release: (() => void) | undefined;
     const ac = new AbortController();
-    inflight.add(ac);
     try {
+      if (closing || drain.draining) throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
+      release = slots.take();
+      if (!release) throw Slots.overloaded(opts.maxConcurrent);
+      metrics.activeStreams.set(slots.active);
+      inflight.add(ac);
       await runExchange(ctx, api, body, req, res, reqId, t0, ac, path);
     } finally {
-      release();
+      budget.give(charged);
+      release?.();
       metrics.activeStreams.set(slots.active);
       inflight.delete(ac);
     }

@@ -12,6 +12,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { GatewayError, upstreamErrorMessage } from './errors';
+import type { Logger } from './log';
 
 export interface UpstreamConfig {
   /** Backend base URL (the upstream format module builds each request's URL from it). */
@@ -22,6 +23,8 @@ export interface UpstreamConfig {
   idleTimeoutMs: number;
   /** Extra headers sent to the backend on every request. */
   headers?: Record<string, string>;
+  /** Where a backend's (capped) error body goes, at debug level. */
+  logger?: Logger;
 }
 
 export class UpstreamClient {
@@ -125,12 +128,17 @@ export class UpstreamClient {
     });
   }
 
-  /** Read a (non-2xx) response body, capped, and turn it into a GatewayError with the same status. */
-  async errorFrom(res: http.IncomingMessage, cap = 65_536): Promise<GatewayError> {
+  /**
+   * Read a (non-2xx) response body — at most `cap` bytes, then the response is destroyed — and
+   * turn it into a GatewayError with the same status and a bounded message (`upstreamErrorMessage`).
+   * The capped text goes to the debug log only.
+   */
+  async errorFrom(res: http.IncomingMessage, cap = UPSTREAM_ERROR_READ_CAP): Promise<GatewayError> {
     const status = res.statusCode ?? 502;
-    const text = await readCapped(res, cap, this.config.idleTimeoutMs);
+    const { text, truncated } = await readCapped(res, cap, this.config.idleTimeoutMs);
+    this.config.logger?.debug('upstream_error_body', { upstreamStatus: status, bytes: Buffer.byteLength(text), truncated, body: text });
     const retryAfter = res.headers['retry-after'];
-    const headers = typeof retryAfter === 'string' ? { 'retry-after': retryAfter } : undefined;
+    const headers = typeof retryAfter === 'string' && /^\d{1,6}$/.test(retryAfter.trim()) ? { 'retry-after': retryAfter.trim() } : undefined;
     // A backend 5xx stays a 5xx; 502/504-style statuses keep their meaning through the type map.
     return new GatewayError(status >= 400 ? status : 502, upstreamErrorMessage(status, text), undefined, headers);
   }
@@ -140,23 +148,39 @@ export class UpstreamClient {
   }
 }
 
-/** Read up to `cap` bytes of a response as text (the rest is discarded); gives up after `timeoutMs`. */
-export function readCapped(res: http.IncomingMessage, cap: number, timeoutMs: number): Promise<string> {
+/** Bytes of a backend's error body the gateway reads (the rest is never read: the response is destroyed). */
+export const UPSTREAM_ERROR_READ_CAP = 16_384;
+
+/**
+ * Read up to `cap` bytes of a response as text. At the cap (or after `timeoutMs`) the response is
+ * destroyed: a 200 MB error body costs `cap` bytes and one socket, not a 200 MB read.
+ */
+export function readCapped(res: http.IncomingMessage, cap: number, timeoutMs: number): Promise<{ text: string; truncated: boolean }> {
   return new Promise((resolve) => {
     const parts: Buffer[] = [];
     let size = 0;
+    let truncated = false;
+    let settled = false;
     const done = (): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      resolve(Buffer.concat(parts).toString('utf8'));
+      resolve({ text: Buffer.concat(parts, size).toString('utf8'), truncated });
     };
     const timer = setTimeout(() => {
-      res.destroy();
+      truncated = true;
       done();
+      res.destroy();
     }, timeoutMs);
     res.on('data', (c: Buffer) => {
-      if (size < cap) {
-        parts.push(c.subarray(0, cap - size));
-        size += c.length;
+      if (settled) return;
+      const take = c.subarray(0, cap - size);
+      parts.push(take);
+      size += take.length;
+      if (size >= cap) {
+        truncated = take.length < c.length || !res.complete;
+        done();
+        res.destroy();
       }
     });
     res.on('end', done);

@@ -195,10 +195,10 @@ describe('bad upstreams → Anthropic-shaped errors, no hang, no leaked sockets'
     await eventually(() => r!.up.openSockets() === 0, 2000, 'upstream sockets to close');
   });
 
-  test('unary request with a mid-stream failure → HTTP 500 api_error', async () => {
+  test('unary request with a mid-stream failure → HTTP 502 api_error (an upstream failure)', async () => {
     r = await rig({ script: [{ t: 0, data: chatChunk({ content: 'hello' }) }, { t: 5, reset: true }] });
     const e = await apiError(r.client.messages.create(ok));
-    expect(e.status).toBe(500);
+    expect(e.status).toBe(502);
     expect(e.type).toBe('api_error');
   });
 

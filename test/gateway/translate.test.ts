@@ -219,9 +219,9 @@ describe('errors and upstream URLs', () => {
   });
 
   test('upstream error messages', () => {
-    expect(upstreamErrorMessage(400, '{"error":{"message":"too long"}}')).toBe('upstream: too long');
-    expect(upstreamErrorMessage(400, '{"detail":"bad"}')).toBe('upstream: bad');
-    expect(upstreamErrorMessage(502, '<html>bad gateway</html>')).toBe('upstream: upstream returned HTTP 502');
+    expect(upstreamErrorMessage(400, '{"error":{"message":"too long"}}')).toBe('upstream: HTTP 400: too long');
+    expect(upstreamErrorMessage(400, '{"detail":"bad"}')).toBe('upstream: HTTP 400: bad');
+    expect(upstreamErrorMessage(502, '<html>bad gateway</html>')).toBe('upstream returned HTTP 502');
   });
 
   test('chat completions URL', () => {

@@ -71,7 +71,7 @@ function parseSse(text: string): SseFrame[] {
 /** POST JSON on a fresh connection; collects the whole answer. Never rejects. */
 export function post(url: string, route: string, body: unknown, opts: PostOptions = {}): Promise<StreamResult> {
   const t0 = performance.now();
-  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   return new Promise((resolve) => {
     let settled = false;
     const finish = (r: Omit<StreamResult, 'ms'>): void => {
@@ -250,16 +250,20 @@ export function get(url: string, route: string, timeoutMs = 1000, headers: Recor
 }
 
 /** Poll `/health` every `everyMs`; `stop()` reports the worst latency and the failures. */
-export function watchHealth(url: string, everyMs = 100): { stop(): Promise<{ polls: number; failures: number; maxMs: number }> } {
+export function watchHealth(url: string, everyMs = 100): { stop(): Promise<{ polls: number; failures: number; maxMs: number; failed: string[] }> } {
   let polls = 0;
   let failures = 0;
   let maxMs = 0;
   let running = true;
+  const failed: string[] = [];
   const loop = (async () => {
     while (running) {
       const r = await get(url, '/health', 1000);
       polls++;
-      if (r.status !== 200) failures++;
+      if (r.status !== 200) {
+        failures++;
+        failed.push(`status ${r.status} after ${Math.round(r.ms)} ms`);
+      }
       maxMs = Math.max(maxMs, r.ms);
       await new Promise((res) => setTimeout(res, everyMs));
     }
@@ -268,7 +272,7 @@ export function watchHealth(url: string, everyMs = 100): { stop(): Promise<{ pol
     stop: async () => {
       running = false;
       await loop;
-      return { polls, failures, maxMs: Math.round(maxMs) };
+      return { polls, failures, maxMs: Math.round(maxMs), failed };
     },
   };
 }
@@ -309,8 +313,9 @@ const ROOT = path.resolve(__dirname, '../../..');
  * `sluice serve ARGS` as a child process (the TypeScript sources through ts-node, no build
  * needed). Resolves once it prints its address.
  */
-export function spawnGateway(args: string[], env: Record<string, string> = {}): Promise<ChildGateway> {
-  const proc = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], {
+export function spawnGateway(args: string[], env: Record<string, string> = {}, opts: { preload?: string[] } = {}): Promise<ChildGateway> {
+  const preload = (opts.preload ?? []).flatMap((m) => ['-r', m]);
+  const proc = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', ...preload, path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], {
     cwd: ROOT,
     env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -325,9 +330,11 @@ export function spawnGateway(args: string[], env: Record<string, string> = {}): 
   );
   let buf = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr.join('\n')}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr.join('\n')}`)), 90_000);
+    // The banner is on stdout, the JSON logs on stderr: both are kept in `stderr`, line by line.
     proc.stderr!.setEncoding('utf8');
-    proc.stderr!.on('data', (c: string) => {
+    proc.stdout!.setEncoding('utf8');
+    const onData = (c: string): void => {
       buf += c;
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -351,11 +358,50 @@ export function spawnGateway(args: string[], env: Record<string, string> = {}): 
           });
         }
       }
-    });
-    proc.stdout!.resume();
+    };
+    proc.stderr!.on('data', onData);
+    proc.stdout!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`gateway exited (${code}) before listening: ${stderr.join('\n')}`));
     });
   });
+}
+
+/** Any route's stream or body error: Anthropic `event: error`, Chat `data: {"error"}`, Responses `response.failed`/`error`, or a JSON error body. */
+export function anyError(r: StreamResult): { type?: string; message?: string } | undefined {
+  for (const f of r.frames) {
+    if (f.event === 'error' || f.event === 'response.failed' || f.data.startsWith('{"error"')) {
+      const j = JSON.parse(f.data) as { error?: { type?: string; message?: string }; response?: { error?: { code?: string; message?: string } } };
+      return j.error ?? { ...(j.response?.error?.code ? { type: j.response.error.code } : {}), ...(j.response?.error?.message ? { message: j.response.error.message } : {}) };
+    }
+  }
+  if (r.body.startsWith('{')) {
+    const j = JSON.parse(r.body) as { error?: { type?: string; message?: string } };
+    return j.error;
+  }
+  return undefined;
+}
+
+/** A well-formed request for each inbound route, the model picking the hostile upstream's scenario. */
+export function routeBody(route: string, model: string, stream: boolean, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  if (route === '/v1/messages') return { ...messagesBody(model), stream, ...extra };
+  if (route === '/v1/chat/completions') return { model, stream, max_tokens: 256, messages: [{ role: 'user', content: 'hi' }], ...extra };
+  return { model, stream, max_output_tokens: 256, input: 'hi', ...extra };
+}
+
+export const ROUTES = ['/v1/messages', '/v1/chat/completions', '/v1/responses'];
+
+/** Sample a child's RSS every `everyMs` until stopped; resolves with the peak (bytes). */
+export function sampleRss(gw: ChildGateway, everyMs = 50): { stop(): number } {
+  let peak = gw.rss() ?? 0;
+  const t = setInterval(() => {
+    peak = Math.max(peak, gw.rss() ?? 0);
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(t);
+      return Math.max(peak, gw.rss() ?? 0);
+    },
+  };
 }

@@ -3,7 +3,8 @@ import { isLoopback, keyMatches, parseApiKeys, resolveAuth } from '../../../src/
 import { toAnthropicErrorType } from '../../../src/gateway/errors';
 import { IdleTimer, sseProgress, StreamFence } from '../../../src/gateway/hygiene';
 import { Drain } from '../../../src/gateway/shutdown';
-import { deepestOver, validateMessagesBody } from '../../../src/gateway/validate';
+import { validateCanonical } from '../../../src/gateway/validate';
+import type { CanonicalRequest } from '../../../src/gateway/canonical';
 import type { StreamEvent } from '../../../src/wire/events';
 
 test('sseProgress: comments and blank lines are not progress; data (even mid-line) is', () => {
@@ -13,19 +14,34 @@ test('sseProgress: comments and blank lines are not progress; data (even mid-lin
   expect(sseProgress(Buffer.from('abc"}\n\n'))).toBe(true);
 });
 
-test('StreamFence: a call index first seen after finish is dropped with one warning; known calls flow', () => {
+test('StreamFence: nothing after the finish is released (one warning); usage, end and open calls\' completion pass', () => {
   const f = new StreamFence();
   const a = f.filter([{ type: 'call.identity', index: 0, id: 'a', name: 'x' }, { type: 'finish', reason: 'tool_calls' }]);
   expect(a).toHaveLength(2);
   const late: StreamEvent[] = [
+    { type: 'usage', usage: { outputTokens: 3 } },
+    { type: 'text.delta', text: 'after [DONE]' },
     { type: 'call.fragment', index: 0, text: '}' },
     { type: 'call.identity', index: 1, id: 'b', name: 'y' },
-    { type: 'call.fragment', index: 1, text: '{}' },
-    { type: 'usage', usage: { outputTokens: 3 } },
+    { type: 'call.complete', index: 1 },
+    { type: 'stream.error', error: { type: 'api_error', message: 'late' }, retryable: false },
+    { type: 'call.complete', index: 0 },
+    { type: 'stream.end' },
   ];
   const b = f.filter(late);
-  expect(b.map((e) => e.type)).toEqual(['call.fragment', 'warning', 'usage']);
-  expect(f.filter([{ type: 'call.identity', index: 2, id: 'c', name: 'z' }])).toEqual([]);
+  expect(b.map((e) => e.type)).toEqual(['usage', 'warning', 'call.complete', 'stream.end']);
+  expect(f.filter([{ type: 'thinking.delta', text: 'x' }])).toEqual([]);
+});
+
+test('StreamFence: a stream with no finish and no valid event ends with an api_error; one valid event is enough', () => {
+  const garbage = new StreamFence().filter([{ type: 'warning', code: 'bad_json', message: 'x' }, { type: 'stream.end' }]);
+  expect(garbage.map((e) => e.type)).toEqual(['warning', 'stream.error', 'stream.end']);
+  expect(garbage[1]).toMatchObject({ error: { type: 'api_error' } });
+  expect(new StreamFence().filter([{ type: 'stream.end' }]).map((e) => e.type)).toEqual(['stream.error', 'stream.end']);
+  const f = new StreamFence();
+  f.filter([{ type: 'text.delta', text: 'cut short' }]);
+  expect(f.filter([{ type: 'stream.end' }]).map((e) => e.type)).toEqual(['stream.end']);
+  expect(new StreamFence().filter([{ type: 'finish', reason: 'stop' }, { type: 'stream.end' }]).map((e) => e.type)).toEqual(['finish', 'stream.end']);
 });
 
 test('IdleTimer: fires after silence, never while paused, and re-arms with the full window on resume', async () => {
@@ -42,30 +58,29 @@ test('IdleTimer: fires after silence, never while paused, and re-arms with the f
   t.stop();
 });
 
-test('deepestOver: iterative, names the top-level key, ignores shallow bodies', () => {
-  let deep: unknown = 1;
-  for (let i = 0; i < 100_000; i++) deep = { a: deep };
-  expect(deepestOver({ model: 'x', tools: [{ input_schema: deep }] }, 128)).toBe('tools');
-  expect(deepestOver({ a: [{ b: { c: 1 } }] }, 128)).toBeUndefined();
-  expect(deepestOver([[[[1]]]], 3)).toBe('0');
-});
-
-test('validateMessagesBody: tool_result must answer the previous assistant message (system messages skipped)', () => {
-  const ok = {
-    messages: [
-      { role: 'user', content: 'x' },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
-      { role: 'system', content: 'note' },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'r' }] },
-    ],
-  };
-  expect(() => validateMessagesBody(ok)).not.toThrow();
-  const stale = { messages: [...ok.messages, { role: 'assistant', content: 'ok' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1' }] }] };
-  expect(() => validateMessagesBody(stale)).toThrow(/messages\.5\.content\.0: unexpected `tool_use_id`/);
-  expect(() => validateMessagesBody({ max_tokens: 2 ** 20 })).not.toThrow();
-  expect(() => validateMessagesBody({ max_tokens: 2 ** 20 + 1 })).toThrow(/max_tokens/);
-  expect(() => validateMessagesBody({ tools: [{ name: 'mcp__srv__tool-1', input_schema: { type: 'object' } }] })).not.toThrow();
-  expect(() => validateMessagesBody({ tools: [{ name: 'a'.repeat(65), input_schema: { type: 'object' } }] })).toThrow(/tools\.0\.name/);
+test('validateCanonical: tool_result must answer the previous assistant message (system messages skipped); limits; names', () => {
+  const ok: CanonicalRequest['messages'] = [
+    { role: 'user', content: [{ type: 'text', text: 'x' }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+    { role: 'system', text: 'note' },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', text: 'r', images: [], is_error: false }] },
+  ];
+  expect(() => validateCanonical({ messages: ok })).not.toThrow();
+  const stale: CanonicalRequest['messages'] = [
+    ...ok,
+    { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', text: '', images: [], is_error: false }] },
+  ];
+  expect(() => validateCanonical({ messages: stale })).toThrow(/messages\.5\.content\.0: unexpected `tool_use_id`/);
+  expect(() => validateCanonical({ messages: [], max_tokens: 2 ** 20 })).not.toThrow();
+  expect(() => validateCanonical({ messages: [], max_tokens: 2 ** 20 + 1 })).toThrow(/max_tokens/);
+  expect(() => validateCanonical({ messages: [], max_tokens: 1e308 })).toThrow(/max_tokens: 1e\+308 > 1048576/);
+  expect(() => validateCanonical({ messages: [], max_tokens: NaN })).toThrow(/max_tokens/);
+  const tool = (name: string, type = 'object'): CanonicalRequest['tools'] => [{ name, input_schema: { type } }];
+  expect(() => validateCanonical({ messages: [], tools: tool('mcp__srv__tool-1') })).not.toThrow();
+  for (const bad of ['a'.repeat(65), '../..', 'a b', ''])
+    expect(() => validateCanonical({ messages: [], tools: tool(bad) })).toThrow(/tools\.0\.name: String should match pattern/);
+  expect(() => validateCanonical({ messages: [], tools: tool('t', 'string') })).toThrow(/tools\.0\.input_schema\.type: Input should be 'object'/);
 });
 
 test('toAnthropicErrorType maps backend types and keeps Anthropic ones', () => {

@@ -18,7 +18,13 @@
  * | `index:<n>` | a call at index 0, then a call at index `<n>`, finish, [DONE] |
  * | `hang` | 200 SSE headers, then nothing |
  * | `drip` | one text delta every 100 ms, forever (a live stream that never ends) |
+ * | `garbage` | 200 `text/event-stream`, 64 KiB of random bytes, no finish, no [DONE] |
+ * | `no-ct` | 200 without a content type, 64 KiB of random bytes |
+ * | `empty` | 200 `text/event-stream`, no body at all |
+ * | `text-after-done` | text "hello", finish stop, [DONE], then text "LEAK" and another [DONE] |
+ * | `error-body:<status>-<bytes>` | that status with a text body of that many bytes (`E` × n), written as fast as the gateway reads (`errorBytes()` counts what went out) |
  */
+import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -28,6 +34,8 @@ export interface HostileUpstream {
   seen: Map<string, number>;
   /** Responses currently open. */
   open(): number;
+  /** Bytes of `error-body` answers the gateway accepted (written without backpressure stalling forever). */
+  errorBytes(): number;
   close(): Promise<void>;
 }
 
@@ -81,6 +89,8 @@ function write(res: http.ServerResponse, s: string): Promise<void> {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+let errorBytes = 0;
 
 async function serve(model: string, res: http.ServerResponse): Promise<void> {
   const [kind, param] = model.split(':') as [string, string | undefined];
@@ -154,6 +164,43 @@ async function serve(model: string, res: http.ServerResponse): Promise<void> {
       res.end();
       return;
     }
+    case 'garbage':
+    case 'no-ct': {
+      if (kind === 'garbage') res.writeHead(200, sse);
+      else {
+        res.removeHeader('content-type');
+        res.writeHead(200);
+      }
+      // Random bytes without newlines in a row: no SSE event can ever be dispatched from them.
+      await write(res, randomBytes(65_536).toString('latin1').replace(/[\r\n]/g, 'x'));
+      res.end();
+      return;
+    }
+    case 'empty':
+      res.writeHead(200, sse);
+      res.end();
+      return;
+    case 'text-after-done':
+      res.writeHead(200, sse);
+      await write(res, chunk({ role: 'assistant', content: 'hello' }));
+      await write(res, chunk({}, 'stop'));
+      await write(res, done);
+      await write(res, chunk({ content: 'LEAK' }));
+      await write(res, done);
+      res.end();
+      return;
+    case 'error-body': {
+      const [st, bytes] = (param ?? '500:0').split('-').map(Number) as [number, number];
+      res.writeHead(st, { 'content-type': 'text/plain' });
+      const piece = 'E'.repeat(65_536);
+      for (let sent = 0; sent < bytes && !res.destroyed; sent += piece.length) {
+        const part = piece.slice(0, Math.min(piece.length, bytes - sent));
+        await write(res, part);
+        if (!res.destroyed) errorBytes += part.length;
+      }
+      res.end();
+      return;
+    }
     case 'index': {
       res.writeHead(200, sse);
       await write(res, call(0, 'call_0', 'read_file', '{"path": "a.txt"}'));
@@ -200,6 +247,7 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     url: `http://127.0.0.1:${port}/v1`,
     seen,
     open: () => open,
+    errorBytes: () => errorBytes,
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();

@@ -1,0 +1,192 @@
+/**
+ * Request bodies under bounds: one request cannot stall the gateway, and all requests together
+ * cannot bloat it.
+ *
+ * - `MemoryBudget`: the bytes of request bodies in flight, process-wide. A body is charged
+ *   `bytes × BODY_MEMORY_FACTOR` (what a body costs while it is decoded, parsed, translated and
+ *   serialised for the backend; measured, see docs/limits.md) from its first byte until its
+ *   request ends. A body that does not fit is refused at once (503 `overloaded_error`,
+ *   `retry-after`), before its bytes are read when it declares a `content-length`.
+ * - `readJsonBody`: reads the body chunk by chunk into the O(n) `JsonScanner`, which checks the
+ *   grammar and the nesting depth as the bytes arrive: an over-deep or invalid body is refused at
+ *   the first byte that crosses the line (nothing is parsed, the rest is not read), an over-size
+ *   body at the byte that crosses `maxBytes`. Only a complete, valid, shallow-enough body reaches
+ *   `JSON.parse`.
+ */
+import type * as http from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import { JsonScanner } from '../args/scanner';
+import { GatewayError, invalidRequest } from './errors';
+
+/**
+ * Memory one request body costs per byte while its request runs (the raw chunks, the decoded
+ * text, the parsed object, the canonical request and the backend body). Measured with
+ * `npx ts-node --transpile-only bench/bodyMemory.ts` (docs/limits.md): a conservative round-up.
+ */
+export const BODY_MEMORY_FACTOR = 8;
+
+/** Default budget: bodies in flight may cost this much memory (sized for a 2 GB container). */
+export const DEFAULT_BODY_BUDGET_BYTES = 768 * 1024 * 1024;
+
+/** Process-wide accounting of request-body memory. */
+export class MemoryBudget {
+  private used = 0;
+  constructor(
+    /** Memory (bytes) the bodies in flight may cost together. */
+    readonly bytes: number,
+    readonly factor: number = BODY_MEMORY_FACTOR,
+  ) {}
+
+  /** Charged memory in use (bytes). */
+  get inUse(): number {
+    return this.used;
+  }
+
+  /** The largest body that could ever fit (bytes). */
+  get largestBody(): number {
+    return Math.floor(this.bytes / this.factor);
+  }
+
+  /** Charge `bodyBytes`; false (nothing charged) when it does not fit. */
+  take(bodyBytes: number): boolean {
+    const cost = bodyBytes * this.factor;
+    if (this.used + cost > this.bytes) return false;
+    this.used += cost;
+    return true;
+  }
+
+  /** Give back what `take(bodyBytes)` charged. */
+  give(bodyBytes: number): void {
+    this.used = Math.max(0, this.used - bodyBytes * this.factor);
+  }
+
+  /** The 503 for a body that does not fit now. */
+  overBudget(): GatewayError {
+    return new GatewayError(
+      503,
+      `the gateway's memory budget for request bodies is in use by other requests (${Math.round(this.bytes / 1048576)} MiB); retry shortly`,
+      'overloaded_error',
+      { 'retry-after': '1', connection: 'close' },
+    );
+  }
+}
+
+export interface BodyLimits {
+  /** Largest body in bytes (413 above). */
+  maxBytes: number;
+  /** Deepest JSON nesting (400 above). */
+  maxDepth: number;
+}
+
+/** A parsed body and the bytes it charged to the budget (give them back when the request ends). */
+export interface ReadBody {
+  body: unknown;
+  charged: number;
+}
+
+/**
+ * Read, check and parse one JSON request body. Rejects with a GatewayError: 400 (invalid JSON,
+ * too deep, empty, compressed), 413 (too large), 503 (over the memory budget), 499 (the client
+ * left). On rejection nothing stays charged; on success the caller owns `charged`.
+ */
+export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budget: MemoryBudget): Promise<ReadBody> {
+  const enc = req.headers['content-encoding'];
+  if (enc !== undefined && enc !== 'identity') {
+    req.resume();
+    return Promise.reject(invalidRequest(`content-encoding "${enc}" is not supported; send an uncompressed JSON body`));
+  }
+  const declared = Number(req.headers['content-length']);
+  const known = req.headers['content-length'] !== undefined && Number.isFinite(declared);
+  if (known && declared > limits.maxBytes) {
+    req.resume();
+    return Promise.reject(tooLarge(limits.maxBytes));
+  }
+  // A declared length is charged before a byte is read; a chunked body chunk by chunk.
+  if (known && !budget.take(declared)) {
+    req.resume();
+    return Promise.reject(budget.overBudget());
+  }
+  let charged = known ? declared : 0;
+  return new Promise((resolve, reject) => {
+    const decoder = new StringDecoder('utf8');
+    const scanner = new JsonScanner();
+    let pieces: string[] = [];
+    let size = 0;
+    let settled = false;
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onGone);
+    };
+    const fail = (err: GatewayError): void => {
+      if (settled) return;
+      settled = true;
+      pieces = [];
+      budget.give(charged);
+      charged = 0;
+      cleanup();
+      // The rest of the body is not read: the answer closes the connection.
+      req.on('data', () => undefined);
+      reject(req.complete ? err : withClose(err));
+    };
+    const take = (text: string): boolean => {
+      if (text.length === 0) return true;
+      scanner.push(text);
+      if (scanner.maxNesting > limits.maxDepth) {
+        fail(invalidRequest(`request body: JSON nested deeper than ${limits.maxDepth} levels is not accepted by this gateway`));
+        return false;
+      }
+      if (scanner.status === 'invalid') {
+        fail(invalidRequest(`request body is not valid JSON (${scanner.error ?? 'syntax error'} at character ${scanner.errorAt})`));
+        return false;
+      }
+      pieces.push(text);
+      return true;
+    };
+    const onData = (c: Buffer): void => {
+      if (settled) return;
+      size += c.length;
+      if (size > limits.maxBytes) return fail(tooLarge(limits.maxBytes));
+      if (!known) {
+        if (!budget.take(c.length)) return fail(budget.overBudget());
+        charged += c.length;
+      }
+      take(decoder.write(c));
+    };
+    const onEnd = (): void => {
+      if (settled) return;
+      if (!take(decoder.end())) return;
+      const status = scanner.finish();
+      if (status === 'empty') return fail(invalidRequest('request body is empty; expected a JSON object'));
+      if (status !== 'closed') return fail(invalidRequest('request body is not valid JSON (it ends before the value is complete)'));
+      let body: unknown;
+      try {
+        body = JSON.parse(pieces.length === 1 ? pieces[0]! : pieces.join(''));
+      } catch {
+        return fail(invalidRequest('request body is not valid JSON'));
+      }
+      pieces = [];
+      settled = true;
+      cleanup();
+      resolve({ body, charged });
+    };
+    const onGone = (): void => {
+      if (settled || req.complete) return;
+      fail(new GatewayError(499, 'the client closed the connection before the request body was complete', 'api_error'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onGone);
+    req.on('close', onGone);
+  });
+}
+
+function tooLarge(limit: number): GatewayError {
+  return new GatewayError(413, `request body is larger than the gateway limit of ${limit} bytes`, 'request_too_large', { connection: 'close' });
+}
+
+function withClose(err: GatewayError): GatewayError {
+  if (err.headers?.connection === 'close') return err;
+  return new GatewayError(err.status, err.message, err.type, { ...err.headers, connection: 'close' });
+}

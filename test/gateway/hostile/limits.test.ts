@@ -1,0 +1,221 @@
+/**
+ * Issue 18, gateway half: one large request must not stall or bloat the gateway, garbage is not
+ * success, nothing after [DONE] is released, limits hold on every route, backend error bodies are
+ * capped, memory comes back. Against a real `sluice serve` child with the hostile upstream; the
+ * child reports its own event-loop delay (loopProbe.ts, perf_hooks monitorEventLoopDelay).
+ *
+ * CI scale: --max-body 4m and --body-memory 40m (one 4 MiB body costs 32 MiB of the budget, so a
+ * second one at the same time does not fit). SLUICE_HEAVY=1 (npm run test:hostile-heavy): the
+ * default 32 MiB / 768 MiB limits, 16 MiB nested 8 million deep, eight 31 MiB bodies at once and
+ * a 200 MB error body.
+ */
+import * as path from 'node:path';
+import { startHostileUpstream, type HostileUpstream } from './upstream';
+import { anyError, type ChildGateway, post, ROUTES, routeBody, sampleRss, spawnGateway, watchHealth } from './clients';
+
+const HEAVY = process.env.SLUICE_HEAVY === '1';
+jest.setTimeout(HEAVY ? 600_000 : 120_000);
+
+const MiB = 1024 * 1024;
+const MAX_BODY = HEAVY ? 32 * MiB : 4 * MiB;
+const BUDGET = HEAVY ? 768 * MiB : 40 * MiB;
+
+let up: HostileUpstream;
+let gw: ChildGateway;
+let startup = 0;
+let cursor = 0;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  up = await startHostileUpstream();
+  const limits = HEAVY ? [] : ['--max-body', '4m', '--body-memory', '40m'];
+  gw = await spawnGateway(
+    ['--upstream', up.url, '--port', '0', '--max-concurrency', '8', '--idle-timeout', '3000', '--log-level', 'warn', ...limits],
+    {},
+    { preload: [path.join(__dirname, 'loopProbe.ts')] },
+  );
+  await post(gw.url, '/v1/messages', routeBody('/v1/messages', 'ok', true));
+  await sleep(300);
+  startup = gw.rss() ?? 0;
+});
+
+afterAll(async () => {
+  const alive = gw?.alive();
+  await gw?.stop();
+  await up?.close();
+  expect(alive).toBe(true);
+});
+
+/** The largest event-loop delay the child reported since the last call (ms). */
+function loopDelaySinceLast(): number {
+  let max = 0;
+  for (; cursor < gw.stderr.length; cursor++) {
+    const m = /^sluice-loop-probe (\{.*\})$/.exec(gw.stderr[cursor]!);
+    if (m) max = Math.max(max, (JSON.parse(m[1]!) as { maxMs: number }).maxMs);
+  }
+  return max;
+}
+
+/** Run `fn` under the /health watcher (every answer within 1 s), with the child's peak RSS. */
+async function guarded(fn: () => Promise<void>): Promise<{ peakRss: number; loopMaxMs: number }> {
+  loopDelaySinceLast();
+  const health = watchHealth(gw.url);
+  const rss = sampleRss(gw);
+  await fn();
+  await sleep(300); // one more probe line after the work
+  const peakRss = rss.stop();
+  const h = await health.stop();
+  expect(h.failed).toEqual([]);
+  expect(h.maxMs).toBeLessThan(1000);
+  expect(gw.alive()).toBe(true);
+  return { peakRss, loopMaxMs: loopDelaySinceLast() };
+}
+
+/** Idle RSS must come back within 2× start-up + 100 MB (issue 18 item 9). */
+async function expectMemoryBack(): Promise<void> {
+  const bound = 2 * startup + 100 * MiB;
+  let rss = gw.rss() ?? 0;
+  for (let i = 0; i < (HEAVY ? 300 : 150) && rss > bound; i++) {
+    await sleep(100);
+    rss = gw.rss() ?? 0;
+  }
+  expect(rss).toBeLessThanOrEqual(bound);
+}
+
+/** `{"model":"ok","messages":[{"role":"user","content":"xxxx…"}]…}` of about `bytes` bytes. */
+function bigMessages(bytes: number, model = 'ok'): string {
+  const head = `{"model":"${model}","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"`;
+  const tail = '"}]}';
+  return head + 'x'.repeat(bytes - head.length - tail.length) + tail;
+}
+
+describe('one large request cannot stall or bloat the gateway', () => {
+  test(`a ${HEAVY ? 16 : 4} MiB body nested millions deep is refused while it arrives (400), the event loop stays free`, async () => {
+    const depth = HEAVY ? 8_000_000 : 2_000_000;
+    const deep = '{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}';
+    let r: Awaited<ReturnType<typeof post>> | undefined;
+    const g = await guarded(async () => {
+      r = await post(gw.url, '/v1/messages', deep, { timeoutMs: 20_000 });
+    });
+    expect(r!.status).toBe(400);
+    expect(anyError(r!)).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/nested deeper than 128 levels/) });
+    // The old walk over the parsed body blocked the loop for seconds; the streaming scan never does.
+    expect(g.loopMaxMs).toBeLessThan(HEAVY ? 100 : 250);
+  });
+
+  test('invalid JSON is refused at the first bad byte, before the body is complete', async () => {
+    const r = await post(gw.url, '/v1/chat/completions', '{"model": "ok", "messages": ]' + ' '.repeat(1_000_000));
+    expect(r.status).toBe(400);
+    expect(anyError(r)?.message).toMatch(/not valid JSON \(.* at character 28\)/);
+  });
+
+  test('bodies in flight are bounded by the memory budget: the ones that do not fit get 503 with retry-after; peak RSS stays under it', async () => {
+    const n = 8;
+    const size = MAX_BODY - 1024;
+    let results: Awaited<ReturnType<typeof post>>[] = [];
+    const payload = Buffer.from(bigMessages(size, 'ok-slow:50')); // built once: the test process must not stall either
+    const g = await guarded(async () => {
+      results = await Promise.all(Array.from({ length: n }, () => post(gw.url, '/v1/messages', payload, { timeoutMs: 60_000 })));
+    });
+    const statuses = results.map((r) => r.status);
+    const fits = Math.floor(BUDGET / (size * 8));
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(fits);
+    const refused = results.filter((r) => r.status === 503);
+    expect(refused.length).toBe(n - statuses.filter((s) => s === 200).length);
+    for (const r of refused) {
+      expect(r.headers['retry-after']).toBe('1');
+      expect(JSON.parse(r.body)).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringMatching(/memory budget/) } });
+    }
+    expect(g.peakRss).toBeLessThan(startup + BUDGET + 64 * MiB);
+    expect(g.loopMaxMs).toBeLessThan(HEAVY ? 1000 : 250);
+    await expectMemoryBack();
+  });
+});
+
+describe('garbage is not success, on every route', () => {
+  test.each(ROUTES.flatMap((route) => ['garbage', 'no-ct', 'empty'].flatMap((model) => [true, false].map((stream) => [route, model, stream] as const))))(
+    '%s %s stream=%s: 502 before the first byte, one error event after',
+    async (route, model, stream) => {
+      const r = await post(gw.url, route, routeBody(route, model, stream));
+      if (stream) {
+        expect(r.status).toBe(200);
+        expect(anyError(r)).toBeDefined();
+      } else {
+        expect(r.status).toBe(502);
+        expect(anyError(r)?.message).toMatch(/without a single valid event/);
+      }
+      expect(r.body + r.frames.map((f) => f.data).join('\n')).not.toMatch(/"(end_turn|stop|completed)"/);
+    },
+  );
+});
+
+describe('nothing after [DONE] is released, on every route', () => {
+  test.each(ROUTES.flatMap((route) => [true, false].map((stream) => [route, stream] as const)))('%s stream=%s', async (route, stream) => {
+    const r = await post(gw.url, route, routeBody(route, 'text-after-done', stream));
+    expect(r.status).toBe(200);
+    const all = r.body + r.frames.map((f) => f.data).join('\n');
+    expect(all).toMatch(/hello/);
+    expect(all).not.toMatch(/LEAK/);
+  });
+});
+
+describe('request limits hold on every route', () => {
+  const cases: [string, (route: string) => Record<string, unknown>, RegExp][] = [
+    ['max_tokens 1e308', (route) => (route === '/v1/responses' ? { max_output_tokens: 1e308 } : { max_tokens: 1e308 }), /max_tokens: 1e\+308 > 1048576/],
+    [
+      'a tool named ../..',
+      (route) =>
+        route === '/v1/messages'
+          ? { tools: [{ name: '../..', input_schema: { type: 'object' } }] }
+          : route === '/v1/chat/completions'
+            ? { tools: [{ type: 'function', function: { name: '../..', parameters: { type: 'object' } } }] }
+            : { tools: [{ type: 'function', name: '../..', parameters: { type: 'object' } }] },
+      /tools\.0\.name: String should match pattern/,
+    ],
+    [
+      'a tool whose schema is not an object',
+      (route) =>
+        route === '/v1/messages'
+          ? { tools: [{ name: 't', input_schema: { type: 'string' } }] }
+          : route === '/v1/chat/completions'
+            ? { tools: [{ type: 'function', function: { name: 't', parameters: { type: 'string' } } }] }
+            : { tools: [{ type: 'function', name: 't', parameters: { type: 'string' } }] },
+      /input_schema\.type: Input should be 'object'/,
+    ],
+  ];
+  test.each(ROUTES.flatMap((route) => cases.map(([name, extra, msg]) => [route, name, extra, msg] as const)))('%s: %s → 400', async (route, _name, extra, msg) => {
+    const r = await post(gw.url, route, routeBody(route, 'ok', false, extra(route)));
+    expect(r.status).toBe(400);
+    expect(anyError(r)).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(msg) });
+  });
+});
+
+describe('backend error bodies are capped', () => {
+  test('a 64 KiB 500 body: the client gets 500 with a bounded message naming the status', async () => {
+    const r = await post(gw.url, '/v1/messages', routeBody('/v1/messages', 'error-body:500-65536', false));
+    expect(r.status).toBe(500);
+    const e = anyError(r)!;
+    expect(e.message).toMatch(/^upstream: HTTP 500: E+…$/);
+    expect(e.message!.length).toBeLessThanOrEqual(330);
+  });
+
+  test(`a ${HEAVY ? 200 : 64} MB error body is not read to its end`, async () => {
+    const before = up.errorBytes();
+    const bytes = (HEAVY ? 200 : 64) * 1_000_000;
+    const g = await guarded(async () => {
+      const r = await post(gw.url, '/v1/chat/completions', routeBody('/v1/chat/completions', `error-body:503-${bytes}`, true), { timeoutMs: 30_000 });
+      expect(r.status).toBe(503);
+      expect(anyError(r)?.message).toMatch(/^upstream: HTTP 503: /);
+    });
+    await sleep(200);
+    // What the gateway read before it hung up: the 16 KiB cap plus socket buffers, not the body.
+    expect(up.errorBytes() - before).toBeLessThan(8 * MiB);
+    expect(g.peakRss).toBeLessThan(startup + 64 * MiB);
+  });
+});
+
+test('memory comes back after everything above', async () => {
+  await expectMemoryBack();
+});
