@@ -1,0 +1,135 @@
+/**
+ * What every stage of an exchange shares: the gateway-wide `ExchangeContext` (built once in
+ * startGateway) and one request's `Exchange` (built by the parse stage, handed from stage to stage).
+ */
+import type * as http from 'node:http';
+import type { InspectionEvent } from 'xstate';
+import type { IdGenerator } from '../../encode/anthropicSse';
+import type { CompletionMode } from '../../engine/controller';
+import type { WireFormat } from '../../wire/events';
+import type { StreamReader } from '../../wire/index';
+import type { CanonicalRequest, ModelMapping, ToolParam } from '../canonical';
+import type { InboundApi } from '../inbound/types';
+import type { Logger } from '../log';
+import type { GatewayMetrics } from '../metrics';
+import type { ExchangeObserver, RequestEnd, RequestObservation } from '../observer';
+import type { Drain } from '../shutdown';
+import type { UpstreamClient } from '../upstream';
+import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
+
+/** What a malformed call becomes: passed to the client with a marker input, or dropped with a text marker. */
+export type MalformedCallMode = 'pass' | 'drop';
+
+/** Everything an exchange needs from the gateway (built once in startGateway). */
+export interface ExchangeContext {
+  upstream: UpstreamClient;
+  upstreamFormat: UpstreamFormat;
+  upstreamBase: string;
+  /** The reader's format (the upstream module's, or dynamo / text:<family> over chat). */
+  wire: WireFormat;
+  newReader(tools: ToolParam[]): StreamReader;
+  models: ModelMapping;
+  bodyOptions: Omit<UpstreamBodyOptions, 'model'>;
+  logger: Logger;
+  completion?: CompletionMode;
+  inspect?: (event: InspectionEvent) => void;
+  toolUseOnStop: boolean;
+  malformedCalls: MalformedCallMode;
+  maxBodyBytes: number;
+  idleTimeoutMs: number;
+  pingIntervalMs: number;
+  idGenerator?: IdGenerator;
+  /** True once the gateway is closing (for the log's outcome). */
+  closing(): boolean;
+  /** Operations (metrics.ts, shutdown.ts, hygiene.ts); each optional for embedders of runExchange. */
+  metrics?: GatewayMetrics;
+  drain?: Drain;
+  /** One request from start to its last byte; then it ends with timeout_error. */
+  requestDeadlineMs?: number;
+  /** False when gateway auth consumed the client's key: it must not reach the backend. Default true. */
+  forwardClientKey?: boolean;
+  /** Per-request stage hooks (telemetry); default NOOP_OBSERVER. */
+  observer?: ExchangeObserver;
+  /** Checks every route's canonical request (gateway/validate.ts); throws GatewayError(400). */
+  validate?: (creq: CanonicalRequest) => void;
+}
+
+/** What the request log line and the observer's end report (counted as events go to the client). */
+export interface ExchangeStats {
+  toolUses: number;
+  malformed: number;
+  stopReason?: string;
+  outputTokens?: number;
+  promptTokens?: number;
+  firstByteMs?: number;
+  errorType?: string;
+  warnings: number;
+}
+
+/** One request in flight: the parse stage builds it, every later stage reads and updates it. */
+export interface Exchange {
+  readonly ctx: ExchangeContext;
+  readonly api: InboundApi;
+  readonly req: http.IncomingMessage;
+  readonly res: http.ServerResponse;
+  readonly reqId: string;
+  /** performance.now() when the request arrived. */
+  readonly t0: number;
+  /** Aborted when the client goes away or the gateway drains before the commit point. */
+  readonly ac: AbortController;
+  readonly creq: CanonicalRequest;
+  readonly upstreamModel: string;
+  /** Input-token estimate until the backend reports usage. */
+  readonly estimate: number;
+  readonly obs: RequestObservation;
+  /** The fields every `request` log line of this exchange starts with. */
+  readonly logBase: Record<string, unknown>;
+  readonly stats: ExchangeStats;
+  /** The client closed its connection before the response finished. */
+  clientGone: boolean;
+  /** The gateway's drain deadline ended this request. */
+  shutdownEnded: boolean;
+  /** After the commit point: how a drain deadline ends the stream (set by the decode stage). */
+  endForShutdown?: (message: string) => void;
+}
+
+/** The key the client presented (one reading for auth and pass-through: auth.ts `presentedKey`). */
+export { presentedKey as clientKey } from '../auth';
+
+export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function ms(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+/** The observer's end record from the exchange's stats. */
+export function endOf(status: number, outcome: string, s: ExchangeStats): RequestEnd {
+  const e: RequestEnd = { status, outcome, toolUses: s.toolUses, malformedCalls: s.malformed };
+  if (s.errorType !== undefined) e.errorType = s.errorType;
+  if (s.stopReason !== undefined) e.stopReason = s.stopReason;
+  if (s.promptTokens !== undefined) e.inputTokens = s.promptTokens;
+  if (s.outputTokens !== undefined) e.outputTokens = s.outputTokens;
+  return e;
+}
+
+/** The stats fields of the `request` log line (unset and zero counts left out). */
+export function statFields(s: ExchangeStats): Record<string, unknown> {
+  const f: Record<string, unknown> = { toolUses: s.toolUses };
+  if (s.malformed > 0) f.malformedCalls = s.malformed;
+  if (s.stopReason !== undefined) f.stopReason = s.stopReason;
+  if (s.errorType !== undefined) f.errorType = s.errorType;
+  if (s.outputTokens !== undefined) f.outputTokens = s.outputTokens;
+  if (s.promptTokens !== undefined) f.promptTokens = s.promptTokens;
+  if (s.firstByteMs !== undefined) f.firstByteMs = s.firstByteMs;
+  if (s.warnings > 0) f.warnings = s.warnings;
+  return f;
+}

@@ -1,0 +1,149 @@
+/**
+ * Stage 3, decode: the backend's bytes → the wire reader (src/wire) → StreamEvents → the turn,
+ * one backend read at a time, until the turn's terminal output, the client leaving, or the turn
+ * ending some other way. Each read's events are fed in order, then the sink flushes once.
+ *
+ * Around the bytes: the stream fence (nothing after the backend's finish or `[DONE]` is another
+ * block; a stream that carried nothing is an error), the idle timer (re-armed only by bytes that
+ * are more than SSE comments, paused while the client is not reading), the request deadline, the
+ * drain deadline after the commit point, and a JSON (non-SSE) 2xx body read whole and replayed.
+ */
+import type * as http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { StreamEvent } from '../../wire/events';
+import type { StreamReader } from '../../wire/index';
+import { IdleTimer, sseProgress, StreamFence } from '../hygiene';
+import { type Exchange, ms } from './context';
+import type { Turn } from './control';
+import type { ClientSink } from './sink';
+
+/** Feed the backend response to the turn; resolves when the exchange can finish. */
+export async function decodeUpstream(x: Exchange, upRes: http.IncomingMessage, turn: Turn, sink: ClientSink): Promise<void> {
+  const d = new Decoder(x, upRes, turn, sink);
+  const gone = new Promise<void>((r) => {
+    if (x.ac.signal.aborted) r();
+    else x.ac.signal.addEventListener('abort', () => r(), { once: true });
+  });
+  try {
+    await Promise.race([turn.terminated, gone, turn.ctrl.done]);
+  } finally {
+    d.stop();
+  }
+}
+
+class Decoder {
+  private readonly reader: StreamReader;
+  private readonly fence = new StreamFence();
+  /** One array reused for every read's events. */
+  private readonly evs: StreamEvent[] = [];
+  private readonly idle: IdleTimer;
+  private readonly deadline?: NodeJS.Timeout;
+  /** The backend stream is over (ended or failed): later bytes are ignored. */
+  private done = false;
+  private readonly isJson: boolean;
+  private jsonParts: Buffer[] = [];
+  private jsonSize = 0;
+
+  constructor(
+    private readonly x: Exchange,
+    private readonly upRes: http.IncomingMessage,
+    private readonly turn: Turn,
+    private readonly sink: ClientSink,
+  ) {
+    const { ctx } = x;
+    this.reader = ctx.newReader(x.creq.tools ?? []);
+    this.isJson = /application\/json/i.test(String(upRes.headers['content-type'] ?? ''));
+    this.idle = new IdleTimer(ctx.idleTimeoutMs, () => this.cut('timeout_error', `upstream sent nothing for ${ctx.idleTimeoutMs} ms`));
+    // Overall deadline: a backend that keeps sending forever cannot hold a slot forever.
+    const deadlineMs = ctx.requestDeadlineMs;
+    if (deadlineMs !== undefined && deadlineMs > 0) {
+      const left = Math.max(1, deadlineMs - (performance.now() - x.t0));
+      this.deadline = setTimeout(() => this.cut('timeout_error', `request deadline of ${deadlineMs} ms reached`), left);
+    }
+    x.endForShutdown = (message) => this.cut('overloaded_error', message);
+    sink.throttle = {
+      pause: () => {
+        upRes.pause();
+        this.idle.pause();
+      },
+      resume: () => {
+        this.idle.resume();
+        upRes.resume();
+      },
+    };
+    upRes.on('data', (chunk: Buffer) => this.data(chunk));
+    upRes.on('end', () => this.end());
+    upRes.on('error', () => this.fail('api_error', 'upstream connection lost mid-stream'));
+    upRes.on('close', () => {
+      if (!this.done && !x.clientGone) this.fail('api_error', 'upstream connection closed mid-stream');
+    });
+  }
+
+  /** One backend read: its events go to the turn in order, then the client gets one write. */
+  private data(chunk: Buffer): void {
+    if (this.done) return;
+    if (this.isJson || sseProgress(chunk)) this.idle.touch();
+    if (this.x.stats.firstByteMs === undefined) {
+      this.x.stats.firstByteMs = ms(performance.now() - this.x.t0);
+      this.x.obs.firstByte();
+    }
+    if (this.isJson) return this.collectJson(chunk);
+    this.feed(this.reader.write(chunk, this.evs));
+    this.evs.length = 0;
+    this.sink.flush();
+  }
+
+  private feed(evs0: StreamEvent[]): void {
+    // A call that begins after the backend's finish (or after [DONE]) is not another block.
+    const evs = this.fence.filter(evs0);
+    for (let i = 0; i < evs.length; i++) this.turn.feed(evs[i]!);
+  }
+
+  private end(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.isJson) this.replayJson();
+    this.feed(this.reader.end());
+    this.sink.flush();
+  }
+
+  /** The backend stream failed: the turn gets one stream error (the first failure wins). */
+  private fail(type: string, message: string): void {
+    if (this.done) return;
+    this.done = true;
+    this.turn.feed({ type: 'stream.error', error: { type, message }, retryable: false });
+    this.sink.flush();
+  }
+
+  /** A timer ended the stream: fail it and drop the backend connection. */
+  private cut(type: string, message: string): void {
+    this.fail(type, message);
+    this.upRes.destroy();
+  }
+
+  private collectJson(chunk: Buffer): void {
+    if (this.jsonSize < this.x.ctx.maxBodyBytes) this.jsonParts.push(chunk);
+    this.jsonSize += chunk.length;
+  }
+
+  /** A whole JSON answer (a backend that ignored `stream: true`) → the payloads its stream would have had. */
+  private replayJson(): void {
+    let payloads: unknown[] | undefined;
+    try {
+      payloads = this.x.ctx.upstreamFormat.jsonToPayloads(JSON.parse(Buffer.concat(this.jsonParts).toString('utf8')));
+    } catch {
+      payloads = undefined;
+    }
+    this.jsonParts = [];
+    if (payloads) for (const p of payloads) this.feed(this.reader.write(`data: ${p === '[DONE]' ? p : JSON.stringify(p)}\n\n`));
+    else this.feed([{ type: 'stream.error', error: { type: 'api_error', message: 'upstream: unreadable JSON response' }, retryable: false }]);
+  }
+
+  /** The exchange is finishing: timers off, the backend connection closed if it is still open. */
+  stop(): void {
+    this.idle.stop();
+    if (this.deadline) clearTimeout(this.deadline);
+    this.x.endForShutdown = undefined;
+    if (!this.upRes.complete) this.upRes.destroy();
+  }
+}

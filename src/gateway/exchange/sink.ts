@@ -1,0 +1,139 @@
+/**
+ * Stage 5, encode: the turn's OutputEvents in the inbound API's shape (its module's encoder). A
+ * streaming request is committed (HTTP 200 + the API's first frames) by `commit`, then gets SSE
+ * text: everything one backend read produced goes out in one `res.write` (`flush`), with
+ * backpressure (the backend is paused while the client's socket is full) and keep-alive pings while
+ * nothing is written. A non-streaming request collects the events and gets one JSON body at `close`.
+ */
+import type { OutputEvent } from '../../release/output';
+import type { InboundEncodeOptions, InboundStream } from '../inbound/types';
+import { type Exchange, sendJson } from './context';
+
+export interface ClientSink {
+  /** One event for the client: encoded now (SSE) or kept for the body. */
+  push(e: OutputEvent): void;
+  /** Write what the pushes since the last flush produced (SSE: one `res.write`). */
+  flush(): void;
+  /** Commit the response (SSE: status, headers and the first frames). */
+  commit(): void;
+  /** Set by the decode stage: stop and restart reading the backend while the client is not reading. */
+  throttle?: { pause(): void; resume(): void };
+  /** The end of the response (SSE: a terminal frame if the turn produced none). Returns the HTTP status. */
+  close(): number;
+  /** The client is gone: stop timers, write nothing more. */
+  abandon(): void;
+}
+
+/** The sink for this request's inbound API and `stream` flag. */
+export function clientSink(x: Exchange): ClientSink {
+  const o: InboundEncodeOptions = { model: x.creq.model, inputTokens: x.estimate, toolUseOnStop: x.ctx.toolUseOnStop };
+  if (x.creq.includeUsage !== undefined) o.includeUsage = x.creq.includeUsage;
+  if (x.ctx.idGenerator) o.idGenerator = x.ctx.idGenerator;
+  if (x.creq.clientTools) o.clientTools = x.creq.clientTools;
+  return x.creq.stream ? new SseSink(x, x.api.stream(o)) : new BodySink(x, o);
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+class SseSink implements ClientSink {
+  throttle?: { pause(): void; resume(): void };
+  private out = '';
+  /** Writes so far (pings not counted): the first is the observer's first client byte, and the ping clock reads them. */
+  private writes = 0;
+  private blocked = false;
+  private pinger?: NodeJS.Timeout;
+  private seenWrites = 0;
+  private silentTicks = 0;
+
+  constructor(
+    private readonly x: Exchange,
+    private readonly enc: InboundStream,
+  ) {}
+
+  commit(): void {
+    this.x.res.writeHead(200, SSE_HEADERS);
+    this.out += this.enc.start();
+    this.flush();
+    // A ping after two ticks (one interval) without a write.
+    const every = this.x.ctx.pingIntervalMs;
+    if (every > 0) this.pinger = setInterval(() => this.tick(), Math.max(10, Math.floor(every / 2)));
+  }
+
+  push(e: OutputEvent): void {
+    this.out += this.enc.push(e);
+  }
+
+  flush(): void {
+    if (this.out.length === 0) return;
+    const text = this.out;
+    this.out = '';
+    const { res } = this.x;
+    if (res.destroyed || this.x.clientGone) return;
+    if (this.writes++ === 0) this.x.obs.firstClientByte();
+    if (!res.write(text) && !this.blocked) {
+      // Backpressure: stop reading the backend until the client drains (the decode stage also
+      // stops the idle clock: a slow reader is not a silent backend).
+      this.blocked = true;
+      this.throttle?.pause();
+      res.once('drain', () => {
+        this.blocked = false;
+        this.throttle?.resume();
+      });
+    }
+  }
+
+  private tick(): void {
+    if (this.writes !== this.seenWrites) {
+      this.seenWrites = this.writes;
+      this.silentTicks = 0;
+    } else if (++this.silentTicks >= 2) {
+      this.silentTicks = 0;
+      this.out += this.enc.ping();
+      this.flush();
+      this.seenWrites = this.writes;
+    }
+  }
+
+  close(): number {
+    this.stopPings();
+    // A started stream always gets a terminal event (SPEC §5.9).
+    if (!this.enc.terminated) this.push({ type: 'error', error: { type: 'api_error', message: 'the turn ended without a result' } });
+    this.flush();
+    this.x.res.end();
+    return 200;
+  }
+
+  abandon(): void {
+    this.stopPings();
+  }
+
+  private stopPings(): void {
+    if (this.pinger) clearInterval(this.pinger);
+    this.pinger = undefined;
+  }
+}
+
+class BodySink implements ClientSink {
+  private readonly events: OutputEvent[] = [];
+  constructor(
+    private readonly x: Exchange,
+    private readonly o: InboundEncodeOptions,
+  ) {}
+  commit(): void {}
+  push(e: OutputEvent): void {
+    this.events.push(e);
+  }
+  flush(): void {}
+  close(): number {
+    const answer = this.x.api.body(this.events, this.o);
+    this.x.obs.firstClientByte();
+    sendJson(this.x.res, answer.status, answer.body);
+    return answer.status;
+  }
+  abandon(): void {}
+}
