@@ -87,6 +87,10 @@ export interface BenchGatewayInboundOptions {
   stepMs?: number;
   /** The upstream turn (default DEFAULT_SHAPE). */
   shape?: Partial<TurnShape>;
+  /** Warm-up requests per path before the measured rounds. Default 25. */
+  warmup?: number;
+  /** Middles to run (default all; `direct` always runs). A text flood needs only pipe and sluice. */
+  paths?: readonly MiddlePath[];
   log?: (s: string) => void;
 }
 
@@ -627,6 +631,8 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
   const concurrency = opts.concurrency ?? 8;
   const rounds = opts.rounds ?? 3;
   const timed = opts.timed ?? 8;
+  const warmup = opts.warmup ?? 25;
+  const want = (p: MiddlePath): boolean => p === 'direct' || !opts.paths || opts.paths.includes(p);
   const stepMs = opts.stepMs ?? 2;
   const log = opts.log ?? (() => undefined);
   let step = 0;
@@ -637,14 +643,19 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const started: Promise<Child>[] = [];
   try {
-    started.push(Child.start('sluice', up.url), Child.start('buffering', up.url), Child.start('pipe', up.url));
-    const [sluice, buffering, pipe] = await Promise.all(started);
+    const kinds = (['sluice', 'buffering', 'pipe'] as const).filter(want);
+    for (const k of kinds) started.push(Child.start(k, up.url));
+    const children = await Promise.all(started);
+    const child = (k: ChildKind): Child | undefined => children[kinds.indexOf(k as never)];
+    const sluice = child('sluice');
+    const buffering = child('buffering');
+    const pipe = child('pipe');
     const configs: Config[] = [
       { path: 'direct', api: 'upstream-chat', base: up.url },
-      { path: 'pipe', api: 'upstream-chat', base: pipe!.url, child: pipe },
+      ...(pipe ? [{ path: 'pipe', api: 'upstream-chat', base: pipe.url, child: pipe } satisfies Config] : []),
       ...APIS.flatMap((api): Config[] => [
-        { path: 'sluice', api, base: sluice!.url, child: sluice },
-        { path: 'buffering', api, base: buffering!.url, child: buffering },
+        ...(sluice ? [{ path: 'sluice', api, base: sluice.url, child: sluice } satisfies Config] : []),
+        ...(buffering ? [{ path: 'buffering', api, base: buffering.url, child: buffering } satisfies Config] : []),
       ]),
     ];
     const call0Line = turnScript('x', 0, shape).call0Line;
@@ -669,7 +680,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
     };
 
     // Warm-up: JIT and keep-alive sockets on every path.
-    for (const c of configs) await batch(c, 25, concurrency);
+    for (const c of configs) await batch(c, warmup, concurrency);
 
     for (let round = 0; round < rounds; round++) {
       for (const c of configs) {
@@ -789,14 +800,14 @@ export function formatGatewayInbound(rows: InboundRow[]): string {
   return lines.join('\n') + '\n';
 }
 
-/** `--requests N --concurrency N --rounds N --timed N --step-ms N --text N --calls N --pieces N` for a standalone run. */
+/** `--requests N --concurrency N --rounds N --timed N --warmup N --step-ms N --text N --calls N --pieces N --paths pipe,sluice` for a standalone run. */
 function cliOptions(argv: string[]): BenchGatewayInboundOptions {
-  const num = (flag: string): number | undefined => {
+  const num = (flag: string, min = 1): number | undefined => {
     const i = argv.indexOf(flag);
     if (i < 0) return undefined;
     const v = Number(argv[i + 1]);
-    if (!Number.isInteger(v) || v < 1) {
-      process.stderr.write(`gateway-inbound: ${flag} needs a positive integer\n`);
+    if (!Number.isInteger(v) || v < min) {
+      process.stderr.write(`gateway-inbound: ${flag} needs an integer ≥ ${min}\n`);
       process.exit(2);
     }
     return v;
@@ -806,7 +817,18 @@ function cliOptions(argv: string[]): BenchGatewayInboundOptions {
     const v = num(flag);
     if (v !== undefined) shape[key] = v;
   }
-  return { requests: num('--requests'), concurrency: num('--concurrency'), rounds: num('--rounds'), timed: num('--timed'), stepMs: num('--step-ms'), shape };
+  const pi = argv.indexOf('--paths');
+  const paths = pi < 0 ? undefined : (argv[pi + 1] ?? '').split(',').filter((p): p is MiddlePath => ['pipe', 'sluice', 'buffering'].includes(p));
+  return {
+    requests: num('--requests'),
+    concurrency: num('--concurrency'),
+    rounds: num('--rounds'),
+    timed: num('--timed', 0),
+    warmup: num('--warmup', 0),
+    stepMs: num('--step-ms'),
+    shape,
+    ...(paths ? { paths } : {}),
+  };
 }
 
 if (require.main === module) {
