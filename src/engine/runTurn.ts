@@ -241,7 +241,7 @@ export function checkRunTurnOptions(opts: RunTurnOptions): void {
   } catch {
     throw new TypeError(
       format.startsWith('text:')
-        ? `sluice: format "${format}": no parser registered for text family "${format.slice(5)}" (import 'sluice/parsers' to register the built-in families)`
+        ? `sluice: format "${format}": no parser registered for text family "${format.slice(5)}" (registerTextParsers() from 'sluice/parsers' registers the built-in ones)`
         : `sluice: unknown format "${format}" (expected one of ${[...WIRE_FORMATS, 'ai-sdk', 'text:<family>'].join(', ')})`,
     );
   }

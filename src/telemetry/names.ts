@@ -105,6 +105,8 @@ export const EVENT_CALL_RELEASED = 'sluice.call.released';
 export const EVENT_CALL_SUPPRESSED = 'sluice.call.suppressed';
 export const EVENT_CALL_RESULT = 'sluice.call.result';
 export const EVENT_SYNTHETIC_RESULT = 'sluice.call.synthetic';
+/** Shadow mode, at the end of the turn, per run call: its simulated 'safe' start (`sluice.call.shadow_start_ms`). */
+export const EVENT_CALL_SHADOW = 'sluice.call.shadow';
 export const EVENT_WARNING = 'sluice.warning';
 export const EVENT_ABORT = 'sluice.turn.abort';
 /** On a tool span: the call's signal fired (discard, interrupt, timeout). */

@@ -247,6 +247,12 @@ export class TurnTelemetry {
     for (const r of syntheticResults(s)) {
       span.addEvent(N.EVENT_SYNTHETIC_RESULT, { [N.ATTR_GEN_AI_TOOL_CALL_ID]: r.callId, [N.ATTR_GEN_AI_TOOL_NAME]: r.name, [N.ATTR_SYNTHETIC_REASON]: r.synthetic });
     }
+    for (const c of s.calls) {
+      if (c.shadowStartMs === undefined) continue;
+      const a = this.callAttrs(c);
+      a[N.ATTR_CALL_SHADOW_START_MS] = c.shadowStartMs;
+      span.addEvent(N.EVENT_CALL_SHADOW, a);
+    }
     if (s.outcome === 'failed' || s.outcome === 'dropped') span.addEvent(N.EVENT_ATTEMPT_DISCARDED, { [N.ATTR_ATTEMPT]: s.attempts });
     const a: Attributes = {
       [N.ATTR_TURN_OUTCOME]: s.outcome,
