@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { exposure, isLoopback } from '../gateway/auth';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { UsageError } from './args';
@@ -39,6 +41,13 @@ export interface InspectionOptions {
   contents?: boolean;
   /** Where to print the relay URL and problems. */
   write?: (s: string) => void;
+  /**
+   * A non-loopback relay host is allowed only with this (sluice serve: `--api-key` or `--no-auth`,
+   * the same rule as `--host`); otherwise it is a usage error.
+   */
+  exposureAllowed?: boolean;
+  /** Whether `write` shows on an interactive terminal (default: stderr is a TTY). */
+  tty?: boolean;
 }
 
 export interface Inspection {
@@ -169,6 +178,27 @@ async function load<T>(spec: string): Promise<T> {
   }
 }
 
+/** SLUICE_INSPECT_PORT (default 8080): a port number, else a usage error. */
+function inspectPort(v: string | undefined): number {
+  if (v === undefined || v === '') return 8080;
+  const n = /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 65_535) throw new UsageError(`SLUICE_INSPECT_PORT must be an integer from 1 to 65535 (got "${v}")`);
+  return n;
+}
+
+/**
+ * Write the viewer URL to `viewer-url` in a fresh private directory (0700) as a 0600 file;
+ * SLUICE_INSPECT_TOKEN_DIR picks the parent (default: the system temp directory). Returns the path.
+ */
+function writeTokenFile(url: string): string {
+  const parent = process.env.SLUICE_INSPECT_TOKEN_DIR || os.tmpdir();
+  const dir = fs.mkdtempSync(path.join(parent, 'sluice-inspect-'));
+  fs.chmodSync(dir, 0o700);
+  const file = path.join(dir, 'viewer-url');
+  fs.writeFileSync(file, url + '\n', { mode: 0o600, flag: 'wx' });
+  return file;
+}
+
 /** The relay cannot report a busy port itself (it would crash later): check first. */
 function ensurePortFree(port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -199,6 +229,7 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
   const inspectors: StatelyInspector[] = [];
   let stream: fs.WriteStream | undefined;
   let server: { stop(): void } | undefined;
+  let tokenFile: string | undefined;
 
   if (opts.logFile) {
     const s = fs.createWriteStream(opts.logFile);
@@ -208,8 +239,12 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
     );
   }
   if (opts.inspect) {
-    const port = opts.port ?? (Number(process.env.SLUICE_INSPECT_PORT) || 8080);
+    const port = opts.port ?? inspectPort(process.env.SLUICE_INSPECT_PORT);
     const host = opts.host ?? (process.env.SLUICE_INSPECT_HOST || '127.0.0.1');
+    if (!isLoopback(host) && opts.exposureAllowed !== true)
+      throw new UsageError(
+        `--inspect-host ${host} would expose the inspector relay to ${exposure(host)}; it needs --api-key (or --no-auth) on sluice serve, like --host`,
+      );
     await ensurePortFree(port, host);
     const relay = await startRelay(port, host);
     server = relay;
@@ -218,7 +253,14 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
       write(
         `warning: --inspect-host ${host} exposes the inspector relay (call names, states, sizes${contents ? ', and with --inspect-contents arguments and results' : ''}) to ${exposure(host)}; anyone with the URL below can watch\n`,
       );
-    write(`inspector relay: open ${relay.viewerUrl} in a browser (the page embeds stately.ai/inspect)\n`);
+    // The viewer URL carries the access token: never into captured logs. A terminal sees it once;
+    // otherwise it goes to a file only this user can read, and the log gets the file's path.
+    if (opts.tty ?? process.stderr.isTTY === true) {
+      write(`inspector relay: open ${relay.viewerUrl} in a browser (the page embeds stately.ai/inspect)\n`);
+    } else {
+      tokenFile = writeTokenFile(relay.viewerUrl);
+      write(`inspector relay on ${relay.publicUrl} (the page embeds stately.ai/inspect): its URL with the access token is in ${tokenFile} (mode 0600)\n`);
+    }
   }
 
   return {
@@ -236,6 +278,7 @@ export async function createInspection(opts: InspectionOptions): Promise<Inspect
       if (server) {
         await waitForQuit(write);
         server.stop();
+        if (tokenFile) fs.rmSync(path.dirname(tokenFile), { recursive: true, force: true });
         // The relay's HTTP server waits for open browser/websocket connections, which would keep
         // the process alive; once everything else is done, leave anyway (unref: no delay otherwise).
         setTimeout(() => process.exit(process.exitCode ?? 0), 500).unref();
@@ -281,7 +324,7 @@ ws.onmessage = (e) => { const m = JSON.parse(e.data); if (ready) ui.contentWindo
 async function startRelay(
   port: number,
   host: string,
-): Promise<{ sourceUrl: string; viewerUrl: string; stop(): void }> {
+): Promise<{ sourceUrl: string; viewerUrl: string; publicUrl: string; stop(): void }> {
   const ws = await load<WsModule>('ws');
   const viewerToken = randomBytes(16).toString('hex');
   const sourceToken = randomBytes(16).toString('hex');
@@ -327,6 +370,7 @@ async function startRelay(
   return {
     sourceUrl: `ws://${local}:${port}/?token=${sourceToken}`,
     viewerUrl: `http://${shown}:${port}/?token=${viewerToken}`,
+    publicUrl: `http://${shown}:${port}/`,
     stop: () => {
       wss.close();
       httpServer.close();

@@ -15,6 +15,8 @@ export const INSPECT_FLAGS = {
 export async function inspectionFromFlags(
   flags: Record<string, string | boolean | undefined>,
   write?: (s: string) => void,
+  /** A non-loopback `--inspect-host` is allowed (serve: `--api-key` or `--no-auth` given). */
+  exposureAllowed = false,
 ): Promise<Inspection | undefined> {
   const logFile = typeof flags['inspect-log'] === 'string' ? flags['inspect-log'] : undefined;
   if (flags.inspect !== true && logFile === undefined) return undefined;
@@ -25,5 +27,6 @@ export async function inspectionFromFlags(
     contents: flags['inspect-contents'] === true,
     ...(typeof flags['inspect-host'] === 'string' ? { host: flags['inspect-host'] } : {}),
     write,
+    exposureAllowed,
   });
 }

@@ -4,13 +4,14 @@
  * Child processes: the relay's modules are ESM-only, which Jest's loader cannot import.
  */
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type ChildGateway, spawnGateway } from './clients';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -61,13 +62,21 @@ describe('--inspect relay', () => {
   let port: number;
   afterEach(async () => gw?.stop());
 
-  test('binds loopback only and wants the per-run token', async () => {
+  const relayLine = async (): Promise<string> => {
+    for (let i = 0; i < 100 && !gw.stderr.some((l) => l.includes('inspector relay')); i++) await new Promise((r) => setTimeout(r, 100));
+    return gw.stderr.find((l) => l.includes('inspector relay'))!;
+  };
+
+  test('binds loopback only, wants the per-run token, and keeps the token out of the output (a 0600 file)', async () => {
     port = await freePort();
     gw = await spawnGateway(['--upstream', 'http://127.0.0.1:9/v1', '--port', '0', '--inspect'], { SLUICE_INSPECT_PORT: String(port) });
-    for (let i = 0; i < 50 && !gw.stderr.some((l) => l.includes('inspector relay')); i++) await new Promise((r) => setTimeout(r, 100));
-    const line = gw.stderr.find((l) => l.includes('inspector relay'))!;
-    const url = /open (\S+)/.exec(line)![1]!;
+    const line = await relayLine();
+    const file = /is in (\S+) \(mode 0600\)/.exec(line)![1]!;
+    expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
+    const url = fs.readFileSync(file, 'utf8').trim();
     expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/\\?token=[0-9a-f]{32}$`));
+    const token = new URL(url).searchParams.get('token')!;
+    expect(gw.stderr.join('\n')).not.toContain(token); // stdout and stderr both
     expect(await status(url)).toBe(200);
     expect(await status(`http://127.0.0.1:${port}/`)).toBe(403);
     const lan = lanAddress();
@@ -83,10 +92,30 @@ describe('--inspect relay', () => {
     expect(code).toBe(1008);
   });
 
-  test('--inspect-host 0.0.0.0 exposes it with a warning', async () => {
+  test('--inspect-host 0.0.0.0 needs --api-key (exit 2, one line); with it, it is exposed with a warning', async () => {
     port = await freePort();
-    gw = await spawnGateway(['--upstream', 'http://127.0.0.1:9/v1', '--port', '0', '--inspect', '--inspect-host', '0.0.0.0'], { SLUICE_INSPECT_PORT: String(port) });
-    for (let i = 0; i < 50 && !gw.stderr.some((l) => l.includes('inspector relay')); i++) await new Promise((r) => setTimeout(r, 100));
+    const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'serve', '--upstream', 'http://127.0.0.1:9/v1', '--port', '0', '--inspect', '--inspect-host', '0.0.0.0'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, SLUICE_INSPECT_PORT: String(port) },
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/--inspect-host 0\.0\.0\.0 .*needs --api-key/);
+    gw = await spawnGateway(['--upstream', 'http://127.0.0.1:9/v1', '--port', '0', '--inspect', '--inspect-host', '0.0.0.0', '--api-key', 'k1'], { SLUICE_INSPECT_PORT: String(port) });
+    await relayLine();
     expect(gw.stderr.join('\n')).toMatch(/warning: --inspect-host 0\.0\.0\.0 exposes the inspector relay .* every network interface/);
   });
+});
+
+test('serve --port 99999 is a usage error: exit 2 with one line naming the flag', () => {
+  const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'serve', '--upstream', 'http://127.0.0.1:9/v1', '--port', '99999'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  expect(r.status).toBe(2);
+  expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(/--port \(or SLUICE_PORT\) must be an integer from 0 to 65535 \(got "99999"\)/);
 });

@@ -66,10 +66,11 @@ async function guarded(fn: () => Promise<void>): Promise<{ peakRss: number; loop
   await sleep(300); // one more probe line after the work
   const peakRss = rss.stop();
   const h = await health.stop();
-  expect(h.failed).toEqual([]);
-  expect(h.maxMs).toBeLessThan(1000);
+  const loopMaxMs = loopDelaySinceLast();
+  // The child's own loop delay is in the message: a slow /health with a free loop is this machine.
+  expect({ failed: h.failed, slow: h.maxMs >= 1000, loopMaxMs }).toEqual({ failed: [], slow: false, loopMaxMs });
   expect(gw.alive()).toBe(true);
-  return { peakRss, loopMaxMs: loopDelaySinceLast() };
+  return { peakRss, loopMaxMs };
 }
 
 /** Idle RSS must come back within 2× start-up + 100 MB (issue 18 item 9). */

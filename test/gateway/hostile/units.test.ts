@@ -3,6 +3,8 @@ import { isLoopback, keyMatches, parseApiKeys, resolveAuth } from '../../../src/
 import { toAnthropicErrorType } from '../../../src/gateway/errors';
 import { IdleTimer, sseProgress, StreamFence } from '../../../src/gateway/hygiene';
 import { Drain } from '../../../src/gateway/shutdown';
+import { NUMERIC_FLAGS, optionsFrom } from '../../../src/cli/serve';
+import { MemoryBudget } from '../../../src/gateway/body';
 import { validateCanonical } from '../../../src/gateway/validate';
 import type { CanonicalRequest } from '../../../src/gateway/canonical';
 import type { StreamEvent } from '../../../src/wire/events';
@@ -118,4 +120,33 @@ test('Drain: resolves at once when idle; ends the stragglers at the deadline', a
   expect(await d.start(100, 100)).toBe(1);
   expect(ended).toEqual([expect.stringMatching(/shutting down/)]);
   expect(d.draining).toBe(true);
+});
+
+test('serve: every numeric flag (and its env variable) is range-checked as an integer; sizes too', () => {
+  const base = ['--upstream', 'http://127.0.0.1:9/v1'];
+  for (const [flag, , min, max] of NUMERIC_FLAGS) {
+    for (const bad of [String(min - 1), String(max + 1), '1.5', 'x', '1e3', ''])
+      expect(() => optionsFrom([...base, `--${flag}`, bad], {})).toThrow(new RegExp(`--${flag}.* must be an integer from ${min} to ${max}`));
+    expect(() => optionsFrom([...base, `--${flag}`, String(max)], {})).not.toThrow();
+  }
+  expect(() => optionsFrom(base, { SLUICE_PORT: '99999' })).toThrow(/--port \(or SLUICE_PORT\)/);
+  expect(optionsFrom([...base, '--port', '0'], {}).options.port).toBe(0);
+  expect(() => optionsFrom([...base, '--max-body', '2g'], {})).toThrow(/--max-body must be between/);
+  expect(() => optionsFrom([...base, '--max-body', '0'], {})).toThrow(/--max-body must be between/);
+  expect(() => optionsFrom([...base, '--body-memory', '64m'], {})).toThrow(/--body-memory must be at least 8x --max-body/);
+  expect(optionsFrom([...base, '--body-memory', '64m', '--max-body', '8m'], {}).options).toMatchObject({ bodyBudgetBytes: 64 * 2 ** 20, maxBodyBytes: 8 * 2 ** 20 });
+});
+
+test('MemoryBudget: charges 8x, refuses what does not fit, gives back exactly', () => {
+  const b = new MemoryBudget(800);
+  expect(b.largestBody).toBe(100);
+  expect(b.take(60)).toBe(true);
+  expect(b.inUse).toBe(480);
+  expect(b.take(41)).toBe(false);
+  expect(b.inUse).toBe(480);
+  expect(b.take(40)).toBe(true);
+  b.give(60);
+  b.give(40);
+  expect(b.inUse).toBe(0);
+  expect(b.overBudget()).toMatchObject({ status: 503, type: 'overloaded_error', headers: { 'retry-after': '1' } });
 });

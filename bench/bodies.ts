@@ -1,0 +1,98 @@
+/**
+ * What one large request body costs a real `sluice serve` child (docs/limits.md "Memory budget"):
+ *
+ *   npx ts-node --transpile-only bench/bodies.ts
+ *
+ * 1. amplification: peak RSS over idle, per body byte, for one valid body of 4 / 16 / 31 MiB
+ *    held while a slow upstream answers (a budget large enough not to interfere);
+ * 2. a 16 MiB body nested 8 million deep: time to the 400 and the child's worst event-loop delay;
+ * 3. the event-loop delay while one valid 31 MiB body is parsed and translated;
+ * 4. eight 31 MiB bodies at once under the default budget: statuses, peak RSS;
+ * 5. idle RSS after the burst (every second, up to 20 s).
+ * The child reports its own event-loop delay (test/gateway/hostile/loopProbe.ts).
+ */
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startHostileUpstream } from '../test/gateway/hostile/upstream';
+import { type ChildGateway, post, sampleRss, spawnGateway } from '../test/gateway/hostile/clients';
+
+const MiB = 1024 * 1024;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const mb = (n: number): string => (n / MiB).toFixed(0) + ' MiB';
+
+function body(bytes: number, model: string): Buffer {
+  const head = `{"model":"${model}","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"`;
+  const tail = '"}]}';
+  return Buffer.from(head + 'x'.repeat(bytes - head.length - tail.length) + tail);
+}
+
+function loopMax(gw: ChildGateway, from: number): number {
+  let max = 0;
+  for (const l of gw.stderr.slice(from)) {
+    const m = /^sluice-loop-probe (\{.*\})$/.exec(l);
+    if (m) max = Math.max(max, (JSON.parse(m[1]!) as { maxMs: number }).maxMs);
+  }
+  return max;
+}
+
+async function settle(gw: ChildGateway): Promise<number> {
+  await sleep(1500);
+  return gw.rss() ?? 0;
+}
+
+async function main(): Promise<void> {
+  const up = await startHostileUpstream();
+  const probe = { preload: [path.join(__dirname, '../test/gateway/hostile/loopProbe.ts')] };
+  const args = ['--upstream', up.url, '--port', '0', '--log-level', 'warn'];
+
+  // 1–3 with a budget that never refuses.
+  let gw = await spawnGateway([...args, '--body-memory', '8g'], {}, probe);
+  await post(gw.url, '/v1/messages', body(1024, 'ok'));
+  const startup = await settle(gw);
+  console.log(`start-up RSS ${mb(startup)}`);
+  for (const size of [4 * MiB, 16 * MiB, 31 * MiB]) {
+    const idle = await settle(gw);
+    const s = sampleRss(gw, 20);
+    const mark = gw.stderr.length;
+    const r = await post(gw.url, '/v1/messages', body(size, 'ok-slow:300'), { timeoutMs: 120_000 });
+    const peak = s.stop();
+    console.log(`one ${mb(size)} body: status ${r.status}, peak RSS +${mb(peak - idle)} (${((peak - idle) / size).toFixed(1)}x the body), worst loop delay ${loopMax(gw, mark)} ms`);
+  }
+  const depth = 8_000_000;
+  const deep = Buffer.from('{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
+  let mark = gw.stderr.length;
+  let t0 = performance.now();
+  let r = await post(gw.url, '/v1/messages', deep, { timeoutMs: 60_000 });
+  await sleep(500);
+  console.log(`${mb(deep.length)} nested ${depth} deep: status ${r.status} after ${(performance.now() - t0).toFixed(0)} ms, worst loop delay ${loopMax(gw, mark)} ms`);
+  await gw.stop();
+
+  // 4–5 under the default budget.
+  gw = await spawnGateway(args, {}, probe);
+  await post(gw.url, '/v1/messages', body(1024, 'ok'));
+  const base = await settle(gw);
+  const big = body(31 * MiB, 'ok-slow:300');
+  const s = sampleRss(gw, 20);
+  mark = gw.stderr.length;
+  t0 = performance.now();
+  const rs = await Promise.all(Array.from({ length: 8 }, () => post(gw.url, '/v1/messages', big, { timeoutMs: 120_000 })));
+  const peak = s.stop();
+  const counts = new Map<number, number>();
+  for (const x of rs) counts.set(x.status, (counts.get(x.status) ?? 0) + 1);
+  console.log(
+    `eight 31 MiB bodies at once (default budget): ${[...counts].map(([k, v]) => `${v}× ${k}`).join(', ')} in ${(performance.now() - t0).toFixed(0)} ms; ` +
+      `peak RSS ${mb(peak)} (idle ${mb(base)}), worst loop delay ${loopMax(gw, mark)} ms`,
+  );
+  const after: string[] = [];
+  for (let i = 1; i <= 20; i++) {
+    await sleep(1000);
+    if (i % 4 === 0 || i === 1) after.push(`${i} s: ${mb(gw.rss() ?? 0)}`);
+  }
+  console.log(`RSS after the burst: ${after.join(', ')} (bound: 2× start-up + 100 MiB = ${mb(2 * base + 100 * MiB)})`);
+  r = await post(gw.url, '/v1/messages', body(1024, 'ok'));
+  console.log(`a small request afterwards: ${r.status}`);
+  await gw.stop();
+  await up.close();
+}
+
+void main();
