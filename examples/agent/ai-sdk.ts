@@ -24,11 +24,13 @@ export async function runAgent(
   const schemas = toAiSdkTools(tools, jsonSchema);
   const history: HistoryMessage[] = [{ role: 'user', content: opts.prompt }];
   for (let turn = 1; turn <= (opts.maxTurns ?? 8); turn++) {
-    const { messages } = await runTurn({
+    const { messages, summary } = await runTurn({
       format: 'ai-sdk',
       stream: () => streamText({ model, messages: toAiSdkMessages(history), tools: schemas, maxRetries: 0 }).fullStream,
       tools,
     });
+    // Failure in one way (docs/embedding.md): misuse rejects; a turn that ran resolves, failed or not.
+    if (summary.outcome === 'failed') throw new Error(`turn failed: ${summary.error?.type ?? 'error'}: ${summary.error?.message ?? ''}`);
     history.push(...messages);
     const reply = messages[0];
     if (reply?.role === 'assistant' && reply.calls.length === 0) return { answer: reply.content, history, turns: turn };

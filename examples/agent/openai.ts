@@ -14,7 +14,7 @@ export async function runAgent(opts: AgentOptions): Promise<{ answer: string; hi
   const tools = workspaceTools(opts.root);
   const history: HistoryMessage[] = [{ role: 'user', content: opts.prompt }];
   for (let turn = 1; turn <= (opts.maxTurns ?? 8); turn++) {
-    const { messages } = await runTurn({
+    const { messages, summary } = await runTurn({
       format: 'openai-chat',
       stream: () =>
         client.chat.completions.create({
@@ -25,6 +25,8 @@ export async function runAgent(opts: AgentOptions): Promise<{ answer: string; hi
         }),
       tools,
     });
+    // Failure in one way (docs/embedding.md): misuse rejects; a turn that ran resolves, failed or not.
+    if (summary.outcome === 'failed') throw new Error(`turn failed: ${summary.error?.type ?? 'error'}: ${summary.error?.message ?? ''}`);
     history.push(...messages);
     const reply = messages[0];
     if (reply?.role === 'assistant' && reply.calls.length === 0) return { answer: reply.content, history, turns: turn };
