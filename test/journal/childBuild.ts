@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-const DIRS = ['src', 'machines', 'test/journal'];
+const DIRS = ['src', 'machines', 'test/journal', 'test/faults'];
 
 let built: string | undefined;
 
