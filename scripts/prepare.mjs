@@ -2,12 +2,13 @@
  * `prepare` (npm runs it on `npm install` in a checkout, before `npm pack` / `npm publish`, and
  * when it installs sluice from a git URL — after installing sluice's dev dependencies — or links
  * a local folder, without them):
- *   - TypeScript is installed here → build (dist/);
- *   - otherwise a build is already here (a checkout built before) → keep it;
+ *   - a checkout (the sources are here) with TypeScript and esbuild installed → build (dist/,
+ *     scripts/build.mjs);
+ *   - otherwise a build is already here (a built checkout, or the installed package, which
+ *     ships this file and its build but no sources) → keep it;
  *   - otherwise → one line saying what to do, and a failed install rather than a broken one.
- * A tarball from `npm pack` carries its build and never runs this.
+ * npm never runs it when it installs the tarball; it is shipped so the name in "scripts" exists.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
@@ -16,21 +17,24 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
-let tsc;
-try {
-  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc', { paths: [root] });
-} catch {
-  tsc = undefined;
-}
+const resolvable = (id) => {
+  try {
+    createRequire(path.join(root, 'package.json')).resolve(id);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const checkout = fs.existsSync(path.join(root, 'src', 'index.ts')) && fs.existsSync(path.join(here, 'build.mjs'));
+const tools = checkout && resolvable('typescript/bin/tsc') && resolvable('esbuild');
 const built = fs.existsSync(path.join(root, 'dist', 'src', 'index.js')) && fs.existsSync(path.join(root, 'dist', 'esm', 'index.mjs'));
 
-if (tsc) {
-  const run = (args) => spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' }).status;
-  const status = run([tsc, '-p', 'tsconfig.build.json']) || run([path.join(here, 'esm-entries.mjs')]);
-  process.exitCode = status ?? 1;
+if (tools) {
+  const { buildCjs, buildEsm } = await import('./build.mjs');
+  process.exitCode = buildCjs() || (await buildEsm());
 } else if (!built) {
   process.stderr.write(
-    `sluice: ${root} has no build (dist/) and no TypeScript to make one: run \`npm ci\` there first (it builds), or install the tarball \`npm pack\` makes there\n`,
+    `sluice: ${root} has no build (dist/) and no TypeScript/esbuild to make one: run \`npm ci\` there first (it builds), or install the tarball \`npm pack\` makes there\n`,
   );
   process.exitCode = 1;
 }

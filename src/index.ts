@@ -1,15 +1,11 @@
 /**
- * The public API of sluice (`import … from 'sluice'`). Narrower entries: `sluice/history`,
- * `sluice/parsers`, `sluice/gateway` (docs/embedding.md).
+ * The public API of sluice (`import … from 'sluice'`): what the README and docs/embedding.md
+ * document. Building blocks live behind named entries (docs/embedding.md, "Entry points"):
+ * `sluice/history`, `sluice/parsers`, `sluice/gateway`, `sluice/wire`, `sluice/machines`,
+ * `sluice/trace`. test/package/api.test.ts snapshots every entry's exports.
  */
-export * from './wire/events';
-export * from './release/output';
-export { createAdapter, createStreamReader, detectFormat, readPayloadLines, SseDecoder } from './wire';
-export { ArgBuffer } from './args/buffer';
-export { JsonScanner } from './args/scanner';
-export { repairTruncated } from './args/repair';
-export { decideReleases } from './release/rules';
-export { decideStarts } from './execute/schedule';
+export type { FinishReason, StreamErrorInfo, StreamEvent, Usage, WireFormat } from './wire/events';
+export type { OutputEvent } from './release/output';
 export { TurnController } from './engine/controller';
 export type { CallTiming, ControllerEvents, ControllerOptions, ControllerWarning, TurnSummary, TurnUsage, CompletionMode } from './engine/controller';
 export type { ArgsOutcome, CallPhase, CallResult, Classification, RunToolFn, RunToolInput } from './calls';
@@ -38,7 +34,7 @@ export type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalS
 export { foldJournal, journalTrace } from './journal/state';
 export * from './execute/tools';
 export { isSafeCall, classifyCall } from './execute/safety';
-export { classifyCommand } from './execute/shell';
+export { classifyCommand, loadShellParser } from './execute/shell';
 export { toolsFromMcp } from './execute/mcp';
 export { checkHistory, checkTrace } from './history/check';
 export { repairHistory } from './history/repair';
@@ -46,10 +42,3 @@ export * from './history/shapes';
 export * from './history/aiSdk';
 export type * from './history/types';
 export type { TurnTraceEntry } from './history/trace';
-export { AnthropicSseEncoder, toAnthropicMessage } from './encode/anthropicSse';
-export { parseTrace, formatTrace } from './trace/trace';
-export { synthesizeTrace } from './trace/synth';
-export { replayTrace } from './trace/replay';
-export { convertTrace } from './trace/convert';
-export { toolCallMachine } from '../machines/toolCall.machine';
-export { turnMachine } from '../machines/turn.machine';

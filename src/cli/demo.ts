@@ -228,10 +228,24 @@ export async function run(argv: string[]): Promise<number> {
         `  history: 1 assistant message with ${calls} calls + their ${calls} results in call order; invariants ${violations.length === 0 ? 'ok' : style.red(color, `${violations.length} violation(s)`)}\n` +
         (timelineFile ? `  timeline written to ${timelineFile}\n` : '') +
         (flags.keep === true ? `  workspaces kept: ${runs.map((r) => r.workspace).join(', ')}\n` : '') +
-        `\n  next: sluice replay examples/coding-turn.anthropic.trace.jsonl --timeline turn.svg · sluice analyze <trace> · sluice serve --upstream URL\n\n`,
+        `\n  next: sluice replay ${shownPath(sampleTrace(sample))} --timeline turn.svg · sluice analyze <trace> · sluice serve --upstream URL\n\n`,
     );
   }
   if (!ok) process.stderr.write('sluice demo: the turn did not complete as expected (see above)\n');
   await inspection?.close();
   return ok ? 0 : 1;
+}
+
+/**
+ * A recorded trace shipped beside the sample workspace (examples/ in the repository and in the
+ * package), for the closing hint: it must exist wherever sluice is installed.
+ */
+export function sampleTrace(workspace: string): string {
+  return path.join(path.dirname(workspace), 'coding-turn.anthropic.trace.jsonl');
+}
+
+/** A path as the user can type it from here: relative inside the current folder, else absolute. */
+function shownPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : p;
 }

@@ -1,6 +1,7 @@
 /**
- * The package as users get it (issue 10): `npm pack`, the tarball installed into a fresh ESM
- * project and a fresh CommonJS project, a TypeScript file importing every documented entry point
+ * The package as users get it (issues 10, 19): `npm pack`, the tarball installed into a fresh ESM
+ * project and a fresh CommonJS project, bundled there by esbuild (ESM, splitting) and by Rollup
+ * (node-resolve + commonjs) and the bundles run a turn, a TypeScript file importing every documented entry point
  * type-checked under `moduleResolution: "nodenext"` (both projects) and `"bundler"`, compiled and
  * run; the README's Library example (its code block, with the Anthropic client swapped for a
  * scripted stream) type-checked and run; the --inspect message without the optional peer.
@@ -9,6 +10,7 @@
  * fetches the dependencies with --prefer-offline (the npm cache from `npm ci` serves them).
  */
 import { execFile } from 'node:child_process';
+import { builtinModules } from 'node:module';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -115,7 +117,7 @@ describe('the packed package', () => {
       // No build yet (a fresh checkout without `npm ci`): tsc emits even with type errors elsewhere.
       await sh(process.execPath, [TSC, '-p', 'tsconfig.build.json'], ROOT).catch(() => undefined);
     }
-    await sh(process.execPath, [path.join(ROOT, 'scripts/esm-entries.mjs')], ROOT);
+    await sh(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--esm'], ROOT); // the ESM build (~1 s)
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-pkg-'));
     const { stdout } = await sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp, '--loglevel=error'], ROOT);
     const info = JSON.parse(stdout)[0] as { filename: string; files: Array<{ path: string }> };
@@ -142,7 +144,11 @@ describe('the packed package', () => {
     for (const f of ['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/esm/index.mjs', 'dist/esm/index.d.mts', 'dist/src/cli/main.js', 'dist/machines/turn.machine.js']) {
       expect(packed).toContain(f);
     }
-    const unwanted = packed.filter((f) => /^(dist\/(bench|scripts|test)\/|test\/|bench\/|src\/|scripts\/)|\.map$|\.tsbuildinfo$/.test(f));
+    // What the package prints or documents is in it: the demo's closing hint names a shipped trace,
+    // and the "prepare" script package.json names is shipped (it keeps the build; npm never runs it
+    // for a tarball).
+    expect(packed).toEqual(expect.arrayContaining(['examples/coding-turn.anthropic.trace.jsonl', 'examples/workspace/src/app.ts', 'scripts/prepare.mjs']));
+    const unwanted = packed.filter((f) => /^(dist\/(bench|scripts|test)\/|test\/|bench\/|src\/|scripts\/(?!prepare\.mjs$))|\.map$|\.tsbuildinfo$/.test(f));
     expect(unwanted).toEqual([]);
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(pkg.private).toBeUndefined();
@@ -185,13 +191,75 @@ describe('the packed package', () => {
     expect(fs.readFileSync(path.join(dir, 'out/check.js'), 'utf8')).toContain('require("sluice")');
     const check = await sh(process.execPath, ['out/check.js'], dir);
     expect(check.stdout).toContain('CHECK {"role":"tool","tool_call_id":"call_1","content":"HI"} object true');
-    // ESM and CommonJS see one instance of the code (the ESM entries re-export the CJS build).
-    const same = await sh(
+    // The ESM build is its own (real ESM, not a face over CommonJS) with the same names per entry.
+    const names = await sh(
       process.execPath,
-      ['--input-type=module', '-e', "import { runTurn } from 'sluice'; import { createRequire } from 'node:module'; console.log(runTurn === createRequire(import.meta.url)('sluice').runTurn);"],
+      [
+        '--input-type=module',
+        '-e',
+        `import { createRequire } from 'node:module';
+const req = createRequire(import.meta.url);
+for (const e of ${JSON.stringify(ENTRY_NAMES)}) {
+  const esm = Object.keys(await import(e)).sort().join();
+  const cjs = Object.keys(req(e)).filter((k) => k !== '__esModule' && k !== 'default').sort().join();
+  console.log(e, esm === cjs ? 'same' : 'DIFFERENT ' + esm + ' / ' + cjs);
+}`,
+      ],
       dir,
     );
-    expect(same.stdout.trim()).toBe('true');
+    expect(names.stdout.trim().split('\n')).toEqual(ENTRY_NAMES.map((e) => `${e} same`));
+    for (const f of packed.filter((p) => p.startsWith('dist/esm/') && p.endsWith('.mjs'))) {
+      expect([f, /\brequire\(|from "\.\.\/src\//.test(fs.readFileSync(path.join(dir, 'node_modules/sluice', f), 'utf8'))]).toEqual([f, false]);
+    }
+  });
+
+  test('esbuild bundles it (ESM, code splitting, minified): the bundle runs a turn; the entry chunk is small, the shell parser a lazy chunk of its own', async () => {
+    const dir = path.join(tmp, 'esm');
+    fs.writeFileSync(path.join(dir, 'app.mjs'), BUNDLE_APP);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the repository's esbuild, used as a user would
+    const esbuild = require(path.join(ROOT, 'node_modules/esbuild')) as typeof import('esbuild');
+    const result = await esbuild.build({
+      absWorkingDir: dir,
+      entryPoints: ['app.mjs'],
+      outdir: 'out-esbuild',
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      minify: true,
+      outExtension: { '.js': '.mjs' },
+      metafile: true,
+      logLevel: 'silent',
+    });
+    expect(result.warnings.map((w) => w.text)).toEqual([]);
+    const run = await sh(process.execPath, ['out-esbuild/app.mjs'], dir);
+    expect(run.stdout.trim()).toBe(BUNDLE_OUT);
+    const outputs = Object.entries(result.metafile.outputs);
+    const entry = outputs.find(([, o]) => o.entryPoint === 'app.mjs')![1];
+    expect(entry.bytes).toBeLessThanOrEqual(600 * 1024);
+    expect(Object.keys(entry.inputs).some((i) => i.includes('mvdan-sh'))).toBe(false);
+    expect(outputs.some(([, o]) => Object.keys(o.inputs).some((i) => i.includes('node_modules/mvdan-sh/')))).toBe(true);
+  });
+
+  test('Rollup bundles it (node-resolve + commonjs): the bundle runs a turn', async () => {
+    const dir = path.join(tmp, 'esm');
+    fs.writeFileSync(path.join(dir, 'app.mjs'), BUNDLE_APP);
+    const load = (m: string): unknown => require(path.join(ROOT, 'node_modules', m)); // eslint-disable-line @typescript-eslint/no-require-imports -- the repository's Rollup and plugins, used as a user would
+    const { rollup } = load('rollup') as typeof import('rollup');
+    const { nodeResolve } = load('@rollup/plugin-node-resolve') as typeof import('@rollup/plugin-node-resolve');
+    const commonjs = (load('@rollup/plugin-commonjs') as { default: typeof import('@rollup/plugin-commonjs').default }).default;
+    const warnings: string[] = [];
+    const bundle = await rollup({
+      input: path.join(dir, 'app.mjs'),
+      plugins: [nodeResolve({ preferBuiltins: true }), commonjs()],
+      external: (id) => id.startsWith('node:') || builtinModules.includes(id),
+      onwarn: (w) => void warnings.push(`${w.code}: ${w.message}`),
+    });
+    await bundle.write({ dir: path.join(dir, 'out-rollup'), format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' });
+    await bundle.close();
+    const run = await sh(process.execPath, ['out-rollup/app.mjs'], dir);
+    expect(run.stdout.trim()).toBe(BUNDLE_OUT);
+    expect(warnings.filter((w) => !w.startsWith('CIRCULAR_DEPENDENCY') && !w.startsWith('THIS_IS_UNDEFINED'))).toEqual([]);
   });
 
   test('--inspect-log without the optional peer @statelyai/inspect: one line that says what to install', async () => {
@@ -207,6 +275,28 @@ describe('the packed package', () => {
     );
   });
 });
+
+const ENTRY_NAMES = ['sluice', 'sluice/history', 'sluice/parsers', 'sluice/gateway', 'sluice/wire', 'sluice/machines', 'sluice/trace'];
+
+/**
+ * A program that imports only what an agent needs (`runTurn`, `defineTool`) and runs a turn with a
+ * shell tool, so the lazily loaded shell parser must come along in the bundle (as its own chunk).
+ */
+const BUNDLE_APP = `import { classifyCommand, defineTool, runTurn } from 'sluice';
+import { z } from 'zod';
+
+const shell = defineTool({ name: 'shell', kind: 'execute', input: z.object({ command: z.string() }), run: ({ command }) => 'ran ' + command.length });
+const read = defineTool({ name: 'read', kind: 'read', input: z.object({ path: z.string() }), run: ({ path }) => 'read ' + path });
+const chunk = (delta, finish_reason = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason }] });
+const call = (index, id, name, args) => chunk({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: args } }] });
+const { messages, summary } = await runTurn({
+  format: 'openai-chat',
+  stream: [call(0, 'c1', 'read', '{"path":"a.txt"}'), call(1, 'c2', 'shell', '{"command":"ls -l | grep x"}'), chunk({}, 'tool_calls')],
+  tools: [read, shell],
+});
+console.log('TURN', summary.outcome, JSON.stringify(messages.at(-1).results.map((r) => r.content)), classifyCommand('ls -l').readOnly);
+`;
+const BUNDLE_OUT = 'TURN done ["read a.txt","ran 14"] true';
 
 interface HistoryTool {
   role: 'tool';
