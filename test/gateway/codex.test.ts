@@ -11,11 +11,19 @@
  * The CLI binary is `SLUICE_CODEX_BIN`, else `<SLUICE_CODEX_DIR or $TMPDIR/sluice-codex>/node_modules/
  * .bin/codex`, installed there once with `npm install --prefix <dir> @openai/codex` (it brings its
  * native binary; the only step that needs the network; never added to this repository).
+ *
+ * The second test gives Codex an MCP server of our own (test/gateway/codex-mcp-server.cjs, stdio,
+ * offline): Codex offers its tool inside a `namespace` group, the gateway flattens it for the
+ * (in-process, scripted) chat backend, maps the backend's call back to `{name, namespace}`, Codex
+ * runs the MCP tool, and the backend's second request must carry the tool's result.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startGateway } from '../../src/gateway/server';
+import { Logger } from '../../src/gateway/log';
+import { chatChunk, type RecordedRequest, startScriptedUpstream } from '../../src/gateway/scripted';
 import { runCli, spawnServe } from './helpers';
 
 const enabled = process.env.SLUICE_CODEX === '1';
@@ -124,4 +132,87 @@ d('Codex CLI through sluice serve --upstream scripted: (offline, Responses wire)
     process.stderr.write(`[codex] first command started ${headStartMs} ms before the first stream ended\n`);
     expect(headStartMs).toBeGreaterThan(1000);
   }, 400_000);
+});
+
+/** Codex's home with a local provider at `url` and, optionally, the word-book MCP server. */
+function codexHome(tmp: string, url: string, mcp: boolean): string {
+  const home = path.join(tmp, 'home');
+  fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
+  const lines = ['model = "m"', 'model_provider = "local"', '[model_providers.local]', 'name = "local"', `base_url = "${url}/v1"`, 'wire_api = "responses"', 'env_key = "LOCAL_KEY"'];
+  if (mcp) {
+    lines.push('[mcp_servers.wordbook]', 'command = "node"', `args = [${JSON.stringify(path.join(__dirname, 'codex-mcp-server.cjs'))}]`, `cwd = ${JSON.stringify(path.resolve(__dirname, '../..'))}`, 'required = true');
+    // `required`: Codex waits for the server instead of leaving a still-starting one out of the
+    // first request. Codex 0.171 defers MCP tools behind tool_search by default, which it offers
+    // only for models it knows: with the model "m" they would not reach the model at all. Sent
+    // directly, they arrive as a namespace group.
+    lines.push('[features]', 'tool_search_always_defer_mcp_tools = false');
+  }
+  fs.writeFileSync(path.join(home, '.codex', 'config.toml'), lines.join('\n') + '\n');
+  return home;
+}
+
+d('Codex CLI with an MCP server through the gateway (namespace tools)', () => {
+  let tmp: string | undefined;
+  afterAll(() => {
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('the namespaced MCP tool runs and its result reaches the model', async () => {
+    const bin = codexBin();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-codex-mcp-'));
+    const work = path.join(tmp, 'work');
+    fs.mkdirSync(work);
+    /** The last tool message of a chat request (the backend sees the MCP result there). */
+    const toolResult = (req: RecordedRequest): string | undefined => {
+      const msgs = (req.body as { messages?: { role: string; content?: unknown }[] }).messages ?? [];
+      const last = msgs[msgs.length - 1];
+      return last?.role === 'tool' ? JSON.stringify(last.content) : undefined;
+    };
+    const up = await startScriptedUpstream({
+      script: (req) => {
+        const result = toolResult(req);
+        if (result !== undefined) {
+          const word = /albatross/.test(result) ? 'albatross' : 'nothing';
+          return [{ t: 0, data: chatChunk({ content: `The word book says: ${word}.` }) }, { t: 5, data: chatChunk({ finish: 'stop' }) }, { t: 5, data: '[DONE]' }];
+        }
+        return [
+          { t: 0, data: chatChunk({ content: 'Looking it up.' }) },
+          { t: 5, data: chatChunk({ tool: { index: 0, id: 'call_up_1', name: 'mcp__wordbook__lookup_word', args: '{"key":"secret"}' } }) },
+          { t: 10, data: chatChunk({ finish: 'tool_calls' }) },
+          { t: 10, data: '[DONE]' },
+        ];
+      },
+    });
+    const gw = await startGateway({ upstream: up.url, logger: new Logger('warn', () => undefined), pingIntervalMs: 0 });
+    try {
+      const home = codexHome(tmp, gw.url, true);
+      const { code, lines: out } = await runCli(bin, ['exec', '--json', '--skip-git-repo-check', 'Look up the secret word in the word book.'], {
+        cwd: work,
+        env: { PATH: process.env.PATH ?? '', HOME: home, LOCAL_KEY: 'offline-key' },
+        tag: 'codex-mcp',
+      });
+      expect(code).toBe(0);
+      // The backend was offered the flattened member and never a namespace group.
+      const first = up.requests[0]!.body as { tools: { type: string; function: { name: string } }[] };
+      expect(first.tools.map((t) => t.function.name)).toContain('mcp__wordbook__lookup_word');
+      expect(first.tools.every((t) => t.type === 'function')).toBe(true);
+      // Codex ran the MCP tool (its own event) and the backend's second request carried the result.
+      const events = out.flatMap((l) => {
+        try {
+          return [JSON.parse(l.text) as { type: string; item?: { type: string; server?: string; tool?: string; status?: string; text?: string; error?: unknown } }];
+        } catch {
+          return [];
+        }
+      });
+      const mcpCall = events.find((e) => e.type === 'item.completed' && e.item?.type === 'mcp_tool_call');
+      if (mcpCall?.item?.status !== 'completed') process.stderr.write(`[codex-mcp] MCP call: ${JSON.stringify(mcpCall?.item?.error ?? mcpCall?.item?.status)}\n`);
+      expect(mcpCall?.item).toMatchObject({ server: 'wordbook', tool: 'lookup_word', status: 'completed' });
+      expect(up.requests.map(toolResult).find((t) => t !== undefined)).toContain('the word for secret is albatross');
+      const answer = events.filter((e) => e.type === 'item.completed' && e.item?.type === 'agent_message').pop();
+      expect(answer?.item?.text).toBe('The word book says: albatross.');
+    } finally {
+      await gw.close();
+      await up.close();
+    }
+  }, 300_000);
 });
