@@ -147,15 +147,16 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   const proc = spawn(
     process.execPath,
     [...cliCommand(), 'serve', '--upstream', up.url, '--port', '0', '--max-concurrency', String(nStreams + 50), '--max-connections', String(nStreams + nSlow + nIdle + 200), '--log-level', 'warn'],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
+    { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
   );
   let alive = true;
   proc.on('exit', () => (alive = false));
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(new Error('soak: the gateway did not start')), 30_000);
-    proc.stderr!.setEncoding('utf8');
-    proc.stderr!.on('data', (c: string) => {
+    // The banner is on stdout (logs are JSON lines on stderr).
+    proc.stdout!.setEncoding('utf8');
+    proc.stdout!.on('data', (c: string) => {
       buf += c;
       const m = /sluice gateway on (http:\/\/\S+)/.exec(buf);
       if (m) {

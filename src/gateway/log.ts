@@ -1,7 +1,13 @@
 /**
  * Structured JSON logs for the gateway: one JSON object per line. Records carry ids, names,
  * counts, sizes, statuses and timings — never message text, tool arguments or tool results.
+ *
+ * `turnLogObserver` adds one `turn` record per model request (what `sluice report` reads from a
+ * deployment's logs): format, model, outcome, attempts, stream end, and per released call its id,
+ * name, completion and release time (ms since the request arrived).
  */
+import { performance } from 'node:perf_hooks';
+import { type ExchangeObserver, type RequestObservation, TurnWatch } from './observer';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -45,3 +51,69 @@ export class Logger {
 }
 
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+/** The `msg` of the per-turn record (src/report reads it). */
+export const TURN_RECORD = 'turn';
+
+/**
+ * One `turn` record per model request whose backend answered (at info), and a warn record when
+ * the backend could not be reached (a dead backend is an operator's problem, not a client's).
+ */
+export function turnLogObserver(logger: Logger): ExchangeObserver {
+  return {
+    start(info): RequestObservation {
+      const watch = new TurnWatch(info.arrivedAt);
+      let firstByte: number | undefined;
+      let attached = false;
+      const nothing = (): void => undefined;
+      return {
+        upstreamHeaders: () => undefined,
+        upstreamResponse: nothing,
+        upstreamFailed: (errorType) =>
+          logger.warn('upstream_unreachable', { reqId: info.reqId, upstreamFormat: info.upstreamFormat, errorType }),
+        firstByte: () => {
+          firstByte ??= performance.now();
+        },
+        firstClientByte: nothing,
+        controller: (ctrl) => {
+          attached = true;
+          watch.attach(ctrl);
+        },
+        end: (r) => {
+          if (!attached || !logger.enabled('info')) return;
+          const f = watch.facts();
+          const rec: LogRecord = {
+            level: 'info',
+            msg: TURN_RECORD,
+            reqId: info.reqId,
+            api: info.api,
+            format: info.wire,
+            upstreamFormat: info.upstreamFormat,
+            model: info.model,
+            upstreamModel: info.upstreamModel,
+            status: r.status,
+            outcome: r.outcome,
+            attempts: f.attempts,
+            durationMs: Math.round((performance.now() - info.arrivedAt) * 100) / 100,
+            calls: f.calls.map((c) => ({
+              i: c.index,
+              id: c.id ?? null,
+              name: c.name ?? null,
+              completeMs: c.completeMs ?? null,
+              releasedMs: c.releasedMs ?? null,
+            })),
+            malformedCalls: r.malformedCalls,
+            warnings: f.warnings,
+            violations: f.violations,
+          };
+          if (f.streamEndMs !== undefined) rec.streamEndMs = f.streamEndMs;
+          if (firstByte !== undefined) rec.firstByteMs = Math.round((firstByte - info.arrivedAt) * 100) / 100;
+          if (r.errorType !== undefined) rec.errorType = r.errorType;
+          if (r.inputTokens !== undefined) rec.inputTokens = r.inputTokens;
+          if (r.outputTokens !== undefined) rec.outputTokens = r.outputTokens;
+          logger.log(rec);
+        },
+      };
+    },
+  };
+}

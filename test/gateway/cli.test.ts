@@ -25,7 +25,8 @@ test('sluice serve starts, proxies a request, and exits 0 on SIGTERM', async () 
     let err = '';
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${err}`)), 25_000);
-      child.stderr.on('data', (c: Buffer) => {
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.stdout.on('data', (c: Buffer) => {
         err += c.toString();
         const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(err);
         if (m) {
@@ -56,7 +57,7 @@ test('sluice serve --upstream scripted:demo serves the demo turn to a Chat clien
   const s = await serve(['--upstream', 'scripted:demo']);
   try {
     expect(s.url).toBeDefined();
-    expect(s.err).toContain('scripted:demo (openai-chat');
+    expect(s.out).toContain('scripted:demo (openai-chat');
     const res = await rawRequest(s.url!, { path: '/v1/chat/completions', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }] }) });
     expect(res.status).toBe(200);
     const msg = (res.json as { choices: { message: { tool_calls: { function: { name: string } }[] }; finish_reason: string }[] }).choices[0]!;
@@ -78,7 +79,7 @@ describeFixtures('sluice serve --upstream scripted:<recorded fixture>', () => {
     const rel = listFixtures('anthropic', /text-then-tool_use__haiku/)[0]!;
     const s = await serve(['--upstream', `scripted:${path.join(FIXTURES_DIR, rel)}`]);
     try {
-      expect(s.err).toContain('(anthropic, 1 attempt)');
+      expect(s.out).toContain('(anthropic, 1 attempt)');
       const res = await rawRequest(s.url!, { path: '/v1/chat/completions', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }] }) });
       expect(res.status).toBe(200);
       const calls = (res.json as { choices: { message: { tool_calls?: unknown[] } }[] }).choices[0]!.message.tool_calls;

@@ -226,6 +226,8 @@ export interface ServeProcess {
   code?: number | null;
   /** stderr so far (when it resolved). */
   err: string;
+  /** stdout so far (the banner), when it resolved. */
+  out: string;
   /** Every stderr line (log lines included), stamped. */
   lines: TimedLine[];
 }
@@ -235,23 +237,26 @@ export function spawnServe(args: string[]): Promise<ServeProcess> {
   const main = path.resolve(__dirname, '../../src/cli/main.ts');
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', ...args], {
     cwd: path.resolve(__dirname, '../..'),
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: TimedLine[] = [];
   return new Promise((resolve, reject) => {
     let err = '';
+    let out = '';
     const timer = setTimeout(() => reject(new Error(`sluice serve did not start; stderr: ${err}`)), 30_000);
-    timedLines(child.stderr!, lines, (all) => {
-      err = all;
-      const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(all);
+    timedLines(child.stderr!, lines, (all) => (err = all));
+    // The human banner is on stdout (the logs are JSON lines on stderr).
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: m[1]!, err, lines });
+        resolve({ child, url: m[1]!, err, out, lines });
       }
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ child, code, err, lines });
+      resolve({ child, code, err, out, lines });
     });
   });
 }
