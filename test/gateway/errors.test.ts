@@ -89,6 +89,8 @@ describe('bad client input → 400/404/405/413 with an Anthropic error body', ()
         res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString()) }));
       });
       req.on('error', reject);
+      // A valid JSON prefix: bytes that cannot be JSON are a 400 at the first of them.
+      req.write('{"messages":"');
       for (let i = 0; i < 10; i++) req.write('x'.repeat(1000));
       req.end();
     });
