@@ -216,6 +216,14 @@ export class AnthropicEventBuilder {
     return this.usage.snapshot();
   }
 
+  /**
+   * The index of the open `kind` block when a delta of that kind is its only event (the stream is
+   * started, not terminated, and that block is open), else -1: the SSE encoder's fast path.
+   */
+  openDeltaIndex(kind: 'text' | 'thinking'): number {
+    return this.started && !this._terminated && this.open === kind ? this.nextIndex - 1 : -1;
+  }
+
   /** Handle one OutputEvent; returns the Anthropic events it produces (possibly none). */
   push(ev: OutputEvent): AnthropicStreamEvent[] {
     if (this._terminated) return [];
@@ -360,6 +368,15 @@ export function sseFrame(event: { type: string }): string {
 
 const PING_FRAME = sseFrame({ type: 'ping' });
 
+/**
+ * The `content_block_delta` frame of a text or thinking delta, written directly: the same bytes as
+ * `sseFrame` of the event object, with one JSON.stringify (of the text) and no objects.
+ */
+function deltaFrame(kind: 'text' | 'thinking', index: number, text: string): string {
+  const delta = kind === 'text' ? '{"type":"text_delta","text":' : '{"type":"thinking_delta","thinking":';
+  return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":${delta}${JSON.stringify(text)}}}\n\n`;
+}
+
 /** OutputEvents → Anthropic SSE text, frame by frame. */
 export class AnthropicSseEncoder {
   private readonly builder: AnthropicEventBuilder;
@@ -370,6 +387,11 @@ export class AnthropicSseEncoder {
 
   /** SSE text for one event ('' when it produces no frame). */
   push(ev: OutputEvent): string {
+    // Fast path: a delta into the block that is already open is one frame, built as a string.
+    if ((ev.type === 'text' || ev.type === 'thinking') && ev.text.length > 0) {
+      const index = this.builder.openDeltaIndex(ev.type);
+      if (index >= 0) return deltaFrame(ev.type, index, ev.text);
+    }
     const events = this.builder.push(ev);
     let text = '';
     for (const e of events) text += sseFrame(e);

@@ -89,6 +89,11 @@ export class ChatChunkBuilder {
     return this._terminated;
   }
 
+  /** Started (the role chunk is out) and not terminated: a text chunk needs nothing else. */
+  get streaming(): boolean {
+    return this.started && !this._terminated;
+  }
+
   chunk(delta: Record<string, unknown>, finish: string | null = null): ChatChunkOut {
     return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
   }
@@ -153,6 +158,8 @@ export class ChatChunkBuilder {
 /** OutputEvents → Chat Completions SSE text. */
 export class ChatSseEncoder {
   private readonly b: ChatChunkBuilder;
+  /** `data: {"id":…,"choices":[{"index":0,"delta":` — the start every delta chunk of this stream shares. */
+  private prefix?: string;
   constructor(opts: ChatEncodeOptions = {}) {
     this.b = new ChatChunkBuilder(opts);
   }
@@ -160,6 +167,12 @@ export class ChatSseEncoder {
     return frames(this.b.start());
   }
   push(ev: OutputEvent): string {
+    // Fast path: a text or reasoning delta is one chunk, built as a string (the same bytes as
+    // JSON.stringify of the chunk object, with one JSON.stringify of the text and no objects).
+    if ((ev.type === 'text' || ev.type === 'thinking') && ev.text.length > 0 && this.b.streaming) {
+      this.prefix ??= `data: {"id":${JSON.stringify(this.b.id)},"object":"chat.completion.chunk","created":${this.b.created},"model":${JSON.stringify(this.b.model)},"choices":[{"index":0,"delta":{`;
+      return `${this.prefix}${ev.type === 'text' ? '"content":' : '"reasoning_content":'}${JSON.stringify(ev.text)}},"finish_reason":null}]}\n\n`;
+    }
     const wasTerminated = this.b.terminated;
     const text = frames(this.b.push(ev));
     if (!wasTerminated && this.b.terminated && ev.type === 'end') return text + 'data: [DONE]\n\n';

@@ -97,6 +97,20 @@ export class ResponsesEventBuilder {
     };
   }
 
+  /**
+   * The SSE frame of a text (or reasoning summary) delta into the item that is already open, written
+   * directly: the same bytes as the event object through JSON.stringify, with one JSON.stringify
+   * (of the text) and no objects. Undefined when the delta needs other events first (or none).
+   */
+  deltaFrame(kind: 'text' | 'thinking', text: string): string | undefined {
+    const o = this.open;
+    if (this._terminated || text.length === 0 || o === undefined || o.kind !== (kind === 'text' ? 'message' : 'reasoning')) return undefined;
+    o.text += text;
+    const head = kind === 'text' ? TEXT_DELTA_HEAD : SUMMARY_DELTA_HEAD;
+    const tail = kind === 'text' ? `,"content_index":0,"delta":${JSON.stringify(text)},"logprobs":[]` : `,"summary_index":0,"delta":${JSON.stringify(text)}`;
+    return `${head}${JSON.stringify(o.item.id)},"output_index":${this.items.length}${tail},"sequence_number":${this.seq++}}\n\n`;
+  }
+
   private ev(out: ResponsesEvent[], e: ResponsesEvent): void {
     out.push({ ...e, sequence_number: this.seq++ });
   }
@@ -225,6 +239,9 @@ export class ResponsesEventBuilder {
   }
 }
 
+const TEXT_DELTA_HEAD = 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":';
+const SUMMARY_DELTA_HEAD = 'event: response.reasoning_summary_text.delta\ndata: {"type":"response.reasoning_summary_text.delta","item_id":';
+
 /** OutputEvents → Responses SSE text (`event: <type>` + `data: <json>`). */
 export class ResponsesSseEncoder {
   private readonly b: ResponsesEventBuilder;
@@ -235,6 +252,7 @@ export class ResponsesSseEncoder {
     return frames(this.b.start());
   }
   push(ev: OutputEvent): string {
+    if (ev.type === 'text' || ev.type === 'thinking') return this.b.deltaFrame(ev.type, ev.text) ?? frames(this.b.push(ev));
     return frames(this.b.push(ev));
   }
   ping(): string {
