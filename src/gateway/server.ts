@@ -8,9 +8,9 @@
  * the canonical request (canonical.ts) and the canonical event stream (src/wire/events.ts).
  *
  * Routes: `POST /v1/messages` (+ `/v1/messages/count_tokens`, an estimate), `POST /v1/responses`,
- * `POST /v1/chat/completions`, `GET|HEAD /health`, `/healthz`, `/`. Query strings are ignored
- * (Claude Code sends `?beta=true`). Errors answered before a response is committed use the route's
- * API error shape (Anthropic for /v1/messages and unknown routes, OpenAI for the other two).
+ * `POST /v1/chat/completions`, `GET /v1/models` (upstream/models.ts), `GET|HEAD /health`,
+ * `/healthz`, `/`. Query strings are ignored (Claude Code sends `?beta=true`). Errors answered
+ * before a response is committed use the route's API error shape (Anthropic for /v1/messages and unknown routes, OpenAI for the other two).
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
@@ -31,7 +31,7 @@ import { chatApi } from './inbound/chat';
 import { messagesApi, parseMessagesRequest } from './inbound/messages';
 import { responsesApi } from './inbound/responses';
 import type { InboundApi } from './inbound/types';
-import { authenticate, resolveAuth } from './auth';
+import { authenticate, presentedKey, resolveAuth } from './auth';
 import { clientErrorResponse, guardConnections, HYGIENE_DEFAULTS, type HygieneLimits, httpServerOptions, Slots } from './hygiene';
 import { Logger } from './log';
 import { GatewayMetrics } from './metrics';
@@ -39,6 +39,7 @@ import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
 import { REQUEST_LIMIT_DEFAULTS, validateCanonical } from './validate';
 import { UpstreamClient } from './upstream';
 import { upstreamFormatFor } from './upstream/index';
+import { listModels } from './upstream/models';
 import type { UpstreamFormatName } from './upstream/types';
 
 export { completionToChunk } from './upstream/openaiChat';
@@ -86,6 +87,12 @@ export interface GatewayOptions {
    * gets 503 overloaded_error with retry-after. Default 768 MiB (a 2 GB container).
    */
   bodyBudgetBytes?: number;
+  /**
+   * After a burst of large bodies (256 MiB charged), once no body is in flight for 1 s, run one
+   * full garbage collection so the memory goes back to the system (body.ts). Default false for
+   * the library (the embedder's process, the embedder's policy); `sluice serve` turns it on.
+   */
+  collectAfterBurst?: boolean;
   /** Concurrent model requests (all three APIs); more get 529 overloaded_error. Default 256. */
   maxConcurrent?: number;
   /** Backend TCP connect timeout. Default 10 s. */
@@ -223,7 +230,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   // Throws (a configuration error) for a non-loopback host without keys or noAuth.
   const auth = resolveAuth({ host: opts.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}) });
-  const budget = new MemoryBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
+  const budget = new MemoryBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES, undefined, options.collectAfterBurst === true);
   if (budget.largestBody < opts.maxBodyBytes)
     throw new Error(
       `the body memory budget (${options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES} bytes) is too small for one body of the maximum size ` +
@@ -331,6 +338,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         await metrics.serve(res, method === 'HEAD');
         return;
       }
+      if (path === '/v1/models' || path === '/models') {
+        // OpenAI-style clients probe the model list (upstream/models.ts).
+        if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
+        authenticate(auth, req);
+        const key = upstream.config.apiKey ?? (ctx.forwardClientKey ? presentedKey(req) : undefined);
+        const list = await listModels({ models: ctx.models, upstreamBase: opts.upstream, format: upstreamFormat, ...(key ? { key } : {}), ...(upstream.config.headers ? { headers: upstream.config.headers } : {}) });
+        sendJson(res, 200, list);
+        return;
+      }
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new GatewayError(405, `method ${method} not allowed on ${path}; use POST`, 'invalid_request_error');
         authenticate(auth, req);
@@ -418,6 +434,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const close = (): Promise<void> => {
     closed ??= (async () => {
       closing = true;
+      budget.stop();
       for (const ac of inflight) ac.abort();
       const done = new Promise<void>((r) => server.close(() => r()));
       for (const s of sockets) s.destroy();
