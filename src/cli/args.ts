@@ -1,7 +1,10 @@
 /**
- * A small, strict argument parser for the CLI: `--flag value`, `--flag=value`, boolean flags,
- * positionals. Unknown flags are a user error (exit 2 with a clear message), never a stack trace.
+ * The CLI's argument parsing: Node's built-in `util.parseArgs` (stable on the Node ≥ 20 floor)
+ * for the tokens — `--flag value`, `--flag=value`, boolean flags, positionals, `--` — with the
+ * checks and one-line messages of sluice's CLI on top: an unknown flag, a value given to a boolean
+ * flag, a missing value, a value outside `choices` are user errors (exit 2), never stack traces.
  */
+import { parseArgs as nodeParseArgs } from 'node:util';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -23,33 +26,28 @@ export interface Parsed {
 }
 
 export function parseArgs(argv: readonly string[], spec: Record<string, FlagSpec>): Parsed {
+  const options = Object.fromEntries(Object.entries(spec).map(([name, s]) => [name, { type: s.type }]));
+  // strict: false so the checks (and their messages) are ours; tokens say what was written.
+  const { tokens } = nodeParseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const positionals: string[] = [];
   const flags: Record<string, string | boolean | undefined> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!a.startsWith('--') || a === '--') {
-      positionals.push(a);
+  for (const t of tokens) {
+    if (t.kind === 'positional') {
+      positionals.push(t.value);
       continue;
     }
-    const eq = a.indexOf('=');
-    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    const s = spec[name];
-    if (!s) throw new UsageError(`unknown option --${name}`);
+    if (t.kind === 'option-terminator') continue;
+    const s = Object.hasOwn(spec, t.name) ? spec[t.name] : undefined;
+    if (!s || t.rawName !== `--${t.name}`) throw new UsageError(`unknown option ${t.rawName}`);
     if (s.type === 'boolean') {
-      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
-      flags[name] = true;
+      if (t.inlineValue) throw new UsageError(`--${t.name} takes no value`);
+      flags[t.name] = true;
       continue;
     }
-    let value: string | undefined = eq >= 0 ? a.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    if (s.choices && !s.choices.includes(value))
-      throw new UsageError(`--${name} must be one of: ${s.choices.join(', ')} (got "${value}")`);
-    flags[name] = value;
-    value = undefined;
+    const value = t.value;
+    if (value === undefined) throw new UsageError(`--${t.name} needs a value`);
+    if (s.choices && !s.choices.includes(value)) throw new UsageError(`--${t.name} must be one of: ${s.choices.join(', ')} (got "${value}")`);
+    flags[t.name] = value;
   }
   return { positionals, flags };
 }

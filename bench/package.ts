@@ -1,0 +1,190 @@
+/**
+ * The package's weight as users meet it (issue 19), against the build in dist/ (`npm run bench`
+ * builds first):
+ *
+ * - bundle: esbuild (ESM, code splitting, minified, platform node) of a program that imports only
+ *   `runTurn` from 'sluice' — the entry chunk's bytes (target ≤ 600 KB), and the lazy chunks
+ *   (the shell parser) it may load later;
+ * - cold start: what `require('sluice')` / `import 'sluice'` add to a bare `node` start (target
+ *   ≤ 60 ms): fresh processes, interleaved with bare ones, each reporting `performance.now()`
+ *   (ms since its own start) and its CPU time after loading; medians of the differences.
+ *
+ * The package is reached as users reach it: a temporary project whose node_modules/sluice links
+ * to this checkout (package.json "exports").
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface BundleRow {
+  bundler: string;
+  entryBytes: number;
+  /** Chunks the entry imports statically (loaded with it). */
+  staticBytes: number;
+  /** Chunks only reachable through import() (loaded on demand). */
+  lazyBytes: number;
+  /** The largest packages in the entry chunk, bytes each. */
+  topInputs: Array<[string, number]>;
+}
+
+export interface ColdStartRow {
+  load: string;
+  runs: number;
+  /** Median of (wall ms at the end of loading) − median of the bare start's. */
+  addedWallMs: number;
+  /** The same for CPU time (user + system). */
+  addedCpuMs: number;
+  bareWallMs: number;
+}
+
+export interface PackageResult {
+  bundle: BundleRow;
+  coldStart: ColdStartRow[];
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function project(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-package-'));
+  fs.mkdirSync(path.join(dir, 'node_modules'));
+  fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'sluice'), 'dir');
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'bench-consumer', private: true, type: 'module' }));
+  return dir;
+}
+
+function packageOf(input: string): string {
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  if (m) return m[1]!;
+  return input.includes('dist/esm/') ? 'sluice' : input;
+}
+
+async function bundle(dir: string): Promise<BundleRow> {
+  fs.writeFileSync(path.join(dir, 'app.mjs'), "import { runTurn } from 'sluice';\nconsole.log(typeof runTurn);\n");
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the repository's esbuild, as a user would run it
+  const esbuild = require(path.join(ROOT, 'node_modules/esbuild')) as typeof import('esbuild');
+  const result = await esbuild.build({
+    absWorkingDir: dir,
+    entryPoints: ['app.mjs'],
+    outdir: 'out',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    minify: true,
+    metafile: true,
+    outExtension: { '.js': '.mjs' },
+    logLevel: 'silent',
+  });
+  const outputs = result.metafile.outputs;
+  const entryName = Object.keys(outputs).find((k) => outputs[k]!.entryPoint === 'app.mjs')!;
+  const entry = outputs[entryName]!;
+  const staticNames = new Set<string>();
+  const walk = (name: string): void => {
+    for (const imp of outputs[name]?.imports ?? []) {
+      if (imp.kind === 'import-statement' && outputs[imp.path] && !staticNames.has(imp.path)) {
+        staticNames.add(imp.path);
+        walk(imp.path);
+      }
+    }
+  };
+  walk(entryName);
+  const sizes = new Map<string, number>();
+  for (const [input, v] of Object.entries(entry.inputs)) sizes.set(packageOf(input), (sizes.get(packageOf(input)) ?? 0) + v.bytesInOutput);
+  let staticBytes = 0;
+  let lazyBytes = 0;
+  for (const [name, o] of Object.entries(outputs)) {
+    if (name === entryName || name.endsWith('.map')) continue;
+    if (staticNames.has(name)) staticBytes += o.bytes;
+    else lazyBytes += o.bytes;
+  }
+  const run = spawnSync(process.execPath, [path.join(dir, 'out', path.basename(entryName))], { cwd: dir, encoding: 'utf8' });
+  if (run.stdout.trim() !== 'function') throw new Error(`bench/package: the bundle did not run: ${run.stderr.slice(0, 500)}`);
+  return {
+    bundler: 'esbuild (esm, splitting, minify)',
+    entryBytes: entry.bytes,
+    staticBytes,
+    lazyBytes,
+    topInputs: [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 5),
+  };
+}
+
+const PROBE = 'const c = process.cpuUsage(); console.log(JSON.stringify([performance.now(), (c.user + c.system) / 1000]));';
+const LOADS: Array<[string, string[]]> = [
+  ['bare node', ['-e', PROBE]],
+  ["require('sluice')", ['-e', `require('sluice'); ${PROBE}`]],
+  ["import 'sluice'", ['--input-type=module', '-e', `import 'sluice'; ${PROBE}`]],
+  ["require('sluice/history')", ['-e', `require('sluice/history'); ${PROBE}`]],
+];
+
+function coldStart(dir: string, rounds: number): ColdStartRow[] {
+  const samples = LOADS.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
+  for (let r = 0; r < rounds; r++) {
+    LOADS.forEach(([, args], i) => {
+      const out = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8' });
+      if (out.status !== 0) throw new Error(`bench/package: ${LOADS[i]![0]} failed: ${out.stderr.slice(0, 500)}`);
+      const [wall, cpu] = JSON.parse(out.stdout.trim()) as [number, number];
+      samples[i]!.wall.push(wall);
+      samples[i]!.cpu.push(cpu);
+    });
+  }
+  const bareWall = median(samples[0]!.wall);
+  const bareCpu = median(samples[0]!.cpu);
+  return LOADS.slice(1).map(([load], j) => ({
+    load,
+    runs: rounds,
+    addedWallMs: median(samples[j + 1]!.wall) - bareWall,
+    addedCpuMs: median(samples[j + 1]!.cpu) - bareCpu,
+    bareWallMs: bareWall,
+  }));
+}
+
+export async function benchPackage(opts: { quick?: boolean } = {}): Promise<PackageResult> {
+  if (!fs.existsSync(path.join(ROOT, 'dist/esm/index.mjs'))) throw new Error('bench/package: no ESM build (dist/esm): run npm run build');
+  const dir = project();
+  try {
+    return { bundle: await bundle(dir), coldStart: coldStart(dir, opts.quick ? 7 : 21) };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const kb = (n: number): string => `${(n / 1024).toFixed(1)} KB`;
+
+/** Targets of issue 19 with what this run measured (rows for bench/run.ts's target table). */
+export function packageTargets(r: PackageResult): Array<{ area: string; target: string; measured: string; met: boolean | undefined }> {
+  const cjs = r.coldStart.find((x) => x.load === "require('sluice')");
+  return [
+    { area: 'package', target: 'entry chunk of a program importing only runTurn ≤ 600 KB minified (esbuild, ESM, splitting)', measured: `${kb(r.bundle.entryBytes)} (+${kb(r.bundle.staticBytes)} static chunks; ${kb(r.bundle.lazyBytes)} lazy)`, met: r.bundle.entryBytes + r.bundle.staticBytes <= 600 * 1024 },
+    { area: 'package', target: "require('sluice') adds ≤ 60 ms to a bare node start", measured: cjs ? `+${cjs.addedWallMs.toFixed(1)} ms wall, +${cjs.addedCpuMs.toFixed(1)} ms CPU (median of ${cjs.runs})` : '—', met: cjs ? cjs.addedWallMs <= 60 : undefined },
+  ];
+}
+
+export function formatPackage(r: PackageResult): string {
+  const b = r.bundle;
+  const lines = [
+    '| bundle | entry chunk | static chunks | lazy chunks | largest in the entry chunk |',
+    '|---|---:|---:|---:|---|',
+    `| ${b.bundler}: \`import { runTurn } from 'sluice'\` | ${kb(b.entryBytes)} | ${kb(b.staticBytes)} | ${kb(b.lazyBytes)} | ${b.topInputs.map(([k, v]) => `${k} ${kb(v)}`).join(', ')} |`,
+    '',
+    `| load | added wall ms | added CPU ms | runs (bare node start: ${r.coldStart[0] ? r.coldStart[0].bareWallMs.toFixed(1) : '—'} ms) |`,
+    '|---|---:|---:|---:|',
+    ...r.coldStart.map((c) => `| \`${c.load}\` | ${c.addedWallMs.toFixed(1)} | ${c.addedCpuMs.toFixed(1)} | ${c.runs} |`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+if (require.main === module) {
+  benchPackage({ quick: process.argv.includes('--quick') }).then(
+    (r) => process.stdout.write(formatPackage(r)),
+    (err: Error) => {
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
