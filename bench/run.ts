@@ -6,7 +6,7 @@
  *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
  *   npm run bench -- --json              machine-readable results
  *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
- *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak
+ *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,telemetry
  *   npm run bench -- --baseline <git-ref>  also measure that commit's build beside this one, in the
  *                                        same run (bench/baseline.ts; built once per commit in a temp folder)
  *
@@ -24,10 +24,11 @@ import { benchJournal, formatJournal, type JournalRow } from './journal';
 import { benchLifecycle, formatLifecycle, type LifecycleRow } from './lifecycle';
 import { benchScheduling, formatScheduling, type SchedulingResult } from './scheduling';
 import { benchSoak, formatSoak, type SoakResult } from './soak';
+import { benchTelemetry, formatTelemetry, type TelemetryRow } from './telemetry';
 import { benchThroughput, formatThroughput, type ThroughputRow } from './throughput';
 
-export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak';
-const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak'];
+export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak' | 'telemetry';
+const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak', 'telemetry'];
 
 export interface Target {
   area: string;
@@ -47,6 +48,7 @@ export interface BenchResults {
   lifecycle?: LifecycleRow[];
   journal?: JournalRow[];
   soak?: SoakResult;
+  telemetry?: TelemetryRow[];
   scheduling?: SchedulingResult;
   gateway?: GatewayRow[];
   gatewayInbound?: InboundRow[];
@@ -196,6 +198,7 @@ export function formatResults(r: BenchResults): string {
   if (r.gatewayInbound) out.push('## Gateway per inbound API: CPU in its own process, chunks/s, first call (bench/gatewayInbound.ts)', '', formatGatewayInbound(r.gatewayInbound));
   if (r.args) out.push('## Argument path (ArgBuffer)', '', '```', formatArgs(r.args).trimEnd(), '```', '');
   if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
+  if (r.telemetry) out.push('## Library telemetry: runTurn CPU with OpenTelemetry off and on (bench/telemetry.ts)', '', formatTelemetry(r.telemetry));
   if (r.soak) out.push('## Gateway soak: streams, slow bodies and idle sockets together (bench/soak.ts)', '', formatSoak(r.soak));
   if (r.errors.length) out.push('## Errors', '', ...r.errors.map((e) => `- ${e}`), '');
   return out.join('\n');
@@ -255,6 +258,7 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; baseline
   });
   r.journal = await step('journal', () => benchJournal({ budgetMs: quick ? 300 : 1500, pgUrl: process.env.SLUICE_PG_URL }));
   r.soak = await step('soak', () => benchSoak(quick ? { durationMs: 10_000 } : {}));
+  r.telemetry = await step('telemetry', () => benchTelemetry({ budgetMs: quick ? 500 : 2000, baselineDist }));
   r.durationS = (performance.now() - t0) / 1000;
   r.machine.load1End = os.loadavg()[0]!;
   r.targets = evaluateTargets(r);

@@ -309,6 +309,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
     limits: opts.limits,
   });
   tel?.attach(controller);
+  // The turn runs with its span active: the stream factory's, the approver's and the tools' own spans nest under it.
   const body = () => driveTurn(controller, opts, clock, tel);
   const summary = await (tel ? tel.run(body) : body());
   if (requested === 'shadow' && summary.outcome === 'done') {
