@@ -6,7 +6,7 @@
  *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
  *   npm run bench -- --json              machine-readable results
  *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
- *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,telemetry
+ *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,package
  *   npm run bench -- --baseline <git-ref>  also measure that commit's build beside this one, in the
  *                                        same run (bench/baseline.ts; built once per commit in a temp folder)
  *
@@ -24,11 +24,12 @@ import { benchJournal, formatJournal, type JournalRow } from './journal';
 import { benchLifecycle, formatLifecycle, type LifecycleRow } from './lifecycle';
 import { benchScheduling, formatScheduling, type SchedulingResult } from './scheduling';
 import { benchSoak, formatSoak, type SoakResult } from './soak';
+import { benchPackage, formatPackage, packageTargets, type PackageResult } from './package';
 import { benchTelemetry, formatTelemetry, type TelemetryRow } from './telemetry';
 import { benchThroughput, formatThroughput, type ThroughputRow } from './throughput';
 
-export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak' | 'telemetry';
-const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak', 'telemetry'];
+export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak' | 'telemetry' | 'package';
+const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak', 'telemetry', 'package'];
 
 export interface Target {
   area: string;
@@ -48,6 +49,7 @@ export interface BenchResults {
   lifecycle?: LifecycleRow[];
   journal?: JournalRow[];
   soak?: SoakResult;
+  package?: PackageResult;
   telemetry?: TelemetryRow[];
   scheduling?: SchedulingResult;
   gateway?: GatewayRow[];
@@ -158,6 +160,7 @@ export function evaluateTargets(r: BenchResults): Target[] {
       }
     }
   }
+  if (r.package) t.push(...packageTargets(r.package));
   for (const x of r.gatewayInbound ? inboundRatios(r.gatewayInbound) : []) {
     const row = (path: string) => r.gatewayInbound!.find((y) => y.path === path && y.api === x.api);
     t.push({
@@ -200,6 +203,7 @@ export function formatResults(r: BenchResults): string {
   if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
   if (r.telemetry) out.push('## Library telemetry: runTurn CPU with OpenTelemetry off and on (bench/telemetry.ts)', '', formatTelemetry(r.telemetry));
   if (r.soak) out.push('## Gateway soak: streams, slow bodies and idle sockets together (bench/soak.ts)', '', formatSoak(r.soak));
+  if (r.package) out.push('## Package: bundle size and cold start (bench/package.ts)', '', formatPackage(r.package));
   if (r.errors.length) out.push('## Errors', '', ...r.errors.map((e) => `- ${e}`), '');
   return out.join('\n');
 }
@@ -258,6 +262,7 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; baseline
   });
   r.journal = await step('journal', () => benchJournal({ budgetMs: quick ? 300 : 1500, pgUrl: process.env.SLUICE_PG_URL }));
   r.soak = await step('soak', () => benchSoak(quick ? { durationMs: 10_000 } : {}));
+  r.package = await step('package', () => benchPackage({ quick }));
   r.telemetry = await step('telemetry', () => benchTelemetry({ budgetMs: quick ? 500 : 2000, baselineDist }));
   r.durationS = (performance.now() - t0) / 1000;
   r.machine.load1End = os.loadavg()[0]!;
