@@ -6,7 +6,7 @@
  *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
  *   npm run bench -- --json              machine-readable results
  *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
- *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,package
+ *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,telemetry,package
  *   npm run bench -- --baseline <git-ref>  also measure that commit's build beside this one, in the
  *                                        same run (bench/baseline.ts; built once per commit in a temp folder)
  *
