@@ -13,9 +13,14 @@ import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from
  *                                                    └──────────────▶ resulted ◀─call.settle / call.interrupt
  *   any non-final state ──call.discard──▶ discarded
  *
- * Every state entry is reported to the parent (`call.status`), which keeps a small view of all
- * calls and decides releases and starts with pure functions (src/release/rules.ts,
- * src/execute/schedule.ts).
+ * The turn keeps a small view of all calls and decides releases and starts with pure functions
+ * (src/release/rules.ts, src/execute/schedule.ts). It hears from a call only what it cannot know
+ * itself: `emittable` (with the parsed input) and `invalid` as `call.status` reports, and the end
+ * (`resulted` with its result, or `discarded`) as the actor's done event (`CallDone` output). The
+ * phases the turn causes (complete, released, running) it records when it sends the event.
+ * `announce` reports every other state entry too, for inspectors only: it is a no-op in
+ * `toolCallMachine` and a `call.status` report in `inspectedToolCallMachine`, which the
+ * controller uses when someone inspects the turn (src/demo's timeline, `--inspect`).
  */
 
 export type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from '../src/calls';
@@ -25,6 +30,9 @@ export interface ToolCallInput {
   attempt: number;
   /** The embedder's tool runner, used by the default `runTool` actor (tests may `.provide()` another). */
   run?: RunToolFn;
+  /** Identity known when the call opened (the usual case: the wire names a call as it opens it). */
+  id?: string;
+  name?: string;
 }
 
 export interface ToolCallContext {
@@ -37,6 +45,8 @@ export interface ToolCallContext {
   input?: Record<string, unknown>;
   repaired: boolean;
   streamEnded: boolean;
+  /** Released with `start: true`: go straight on to `running`. */
+  startOnRelease: boolean;
   result?: CallResult;
 }
 
@@ -44,13 +54,14 @@ export type ToolCallEvent =
   | { type: 'call.identity'; id?: string; name?: string }
   | { type: 'call.complete'; outcome: ArgsOutcome; input?: Record<string, unknown>; repaired?: boolean }
   | { type: 'stream.end' }
-  | { type: 'call.release' }
+  /** `start: true` when the turn starts the call as it releases it (one event instead of two). */
+  | { type: 'call.release'; start?: boolean }
   | { type: 'call.start' }
   | { type: 'call.settle'; result: CallResult }
   | { type: 'call.interrupt' }
   | { type: 'call.discard' };
 
-/** The report every state entry sends to the turn machine. */
+/** A report to the turn machine (`emittable`, `invalid`; every state entry when inspected). */
 export interface CallStatusEvent {
   type: 'call.status';
   index: number;
@@ -60,6 +71,14 @@ export interface CallStatusEvent {
   name?: string;
   input?: Record<string, unknown>;
   repaired?: boolean;
+  result?: CallResult;
+}
+
+/** The call actor's output when it ends (its done event's `output`): how it ended. */
+export interface CallDone {
+  index: number;
+  attempt: number;
+  phase: 'resulted' | 'discarded';
   result?: CallResult;
 }
 
@@ -89,23 +108,14 @@ export const toolCallMachine = setup({
     }),
   },
   guards: {
+    startOnRelease: ({ context }) => context.startOnRelease,
     isReady: ({ context }) => isCallReady(context),
     judgedInvalid: ({ context }) => context.streamEnded && !isCallReady(context),
   },
   actions: {
-    report: sendParent(
-      ({ context }, params: { phase: CallPhase }): CallStatusEvent => ({
-        type: 'call.status',
-        index: context.index,
-        attempt: context.attempt,
-        phase: params.phase,
-        id: context.id,
-        name: context.name,
-        input: context.input,
-        repaired: context.repaired,
-        result: context.result,
-      }),
-    ),
+    report: sendParent(statusReport),
+    /** A state entry the turn does not act on: reported only in `inspectedToolCallMachine`. */
+    announce: (_, _params: { phase: CallPhase }) => undefined,
     assignIdentity: assign(({ context, event }) => {
       if (event.type !== 'call.identity') return {};
       // An empty or missing id/name never overwrites a known one (SPEC §5.1).
@@ -116,6 +126,7 @@ export const toolCallMachine = setup({
       return { outcome: event.outcome, input: event.input, repaired: event.repaired ?? false };
     }),
     markStreamEnded: assign({ streamEnded: true }),
+    assignRelease: assign(({ event }) => (event.type === 'call.release' ? { startOnRelease: event.start === true } : {})),
     assignSettled: assign(({ event }) => (event.type === 'call.settle' ? { result: event.result } : {})),
     assignInterrupted: assign({
       result: { ok: false, content: 'Tool execution was interrupted by the user.', synthetic: 'interrupted' },
@@ -127,8 +138,17 @@ export const toolCallMachine = setup({
     index: input.index,
     attempt: input.attempt,
     run: input.run,
+    id: input.id,
+    name: input.name,
     repaired: false,
     streamEnded: false,
+    startOnRelease: false,
+  }),
+  output: ({ context, event }): CallDone => ({
+    index: context.index,
+    attempt: context.attempt,
+    phase: (event as { output?: { phase?: CallDone['phase'] } }).output?.phase ?? 'discarded',
+    result: context.result,
   }),
   initial: 'streaming',
   on: {
@@ -137,14 +157,14 @@ export const toolCallMachine = setup({
   },
   states: {
     streaming: {
-      entry: { type: 'report', params: { phase: 'streaming' } },
+      entry: { type: 'announce', params: { phase: 'streaming' } },
       on: {
         'call.complete': { target: 'complete', actions: 'assignOutcome' },
         'call.discard': 'discarded',
       },
     },
     complete: {
-      entry: { type: 'report', params: { phase: 'complete' } },
+      entry: { type: 'announce', params: { phase: 'complete' } },
       always: [
         { guard: 'isReady', target: 'emittable' },
         { guard: 'judgedInvalid', target: 'invalid' },
@@ -158,12 +178,13 @@ export const toolCallMachine = setup({
     emittable: {
       entry: { type: 'report', params: { phase: 'emittable' } },
       on: {
-        'call.release': 'released',
+        'call.release': { target: 'released', actions: 'assignRelease' },
         'call.discard': 'discarded',
       },
     },
     released: {
-      entry: { type: 'report', params: { phase: 'released' } },
+      entry: { type: 'announce', params: { phase: 'released' } },
+      always: { guard: 'startOnRelease', target: 'running' },
       on: {
         'call.start': 'running',
         'call.settle': { target: 'resulted', actions: 'assignSettled' },
@@ -172,7 +193,7 @@ export const toolCallMachine = setup({
       },
     },
     running: {
-      entry: { type: 'report', params: { phase: 'running' } },
+      entry: { type: 'announce', params: { phase: 'running' } },
       invoke: {
         src: 'runTool',
         input: ({ context }): RunToolInput & { run?: RunToolFn } => ({
@@ -205,13 +226,38 @@ export const toolCallMachine = setup({
     },
     resulted: {
       type: 'final',
-      entry: { type: 'report', params: { phase: 'resulted' } },
+      entry: { type: 'announce', params: { phase: 'resulted' } },
+      output: { phase: 'resulted' },
     },
     discarded: {
       type: 'final',
-      entry: { type: 'report', params: { phase: 'discarded' } },
+      entry: { type: 'announce', params: { phase: 'discarded' } },
+      output: { phase: 'discarded' },
     },
   },
 });
 
 export type ToolCallMachine = typeof toolCallMachine;
+
+function statusReport({ context }: { context: ToolCallContext }, params: { phase: CallPhase }): CallStatusEvent {
+  return {
+    type: 'call.status',
+    index: context.index,
+    attempt: context.attempt,
+    phase: params.phase,
+    id: context.id,
+    name: context.name,
+    input: context.input,
+    repaired: context.repaired,
+    result: context.result,
+  };
+}
+
+/**
+ * The call actor with every state entry reported to the turn (`call.status`), for inspectors:
+ * the controller uses it when an `inspect` observer is given. The turn ignores the reports it
+ * does not act on.
+ */
+export const inspectedToolCallMachine: ToolCallMachine = toolCallMachine.provide({
+  actions: { announce: sendParent(statusReport) },
+});

@@ -1,9 +1,9 @@
-import { type ActorRefFrom, assign, createActor, emit, enqueueActions, setup } from 'xstate';
+import { type ActorRefFrom, and, assign, createActor, emit, enqueueActions, setup } from 'xstate';
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
 import type { ArgsOutcome, CallPhase, CallResult, Classification, RunToolFn } from '../src/calls';
-import { type CallStatusEvent, toolCallMachine } from './toolCall.machine';
+import { type CallDone, type CallStatusEvent, toolCallMachine } from './toolCall.machine';
 
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
@@ -14,9 +14,11 @@ import { type CallStatusEvent, toolCallMachine } from './toolCall.machine';
  *   turn.abort (commit | drop) from streaming / draining / backoff ──▶ done
  *
  * One `toolCall` actor is spawned per call (`call.open`). The controller (src/engine) forwards
- * lifecycle boundaries only; children report every state entry with `call.status`, and `pump`
- * asks the pure functions in src/release/rules.ts and src/execute/schedule.ts what to release
- * and start next.
+ * lifecycle boundaries only; children report what the turn cannot know itself (`call.status`
+ * for emittable and invalid, their done event with a `CallDone` output when they end), and
+ * `pump` asks the pure functions in src/release/rules.ts and src/execute/schedule.ts what to
+ * release and start next. Phases the turn causes (complete, released, running, discarded) it
+ * records as it sends the event.
  */
 
 export type TurnMode = 'gateway' | 'execute';
@@ -97,10 +99,22 @@ export interface TurnContext {
   structuredReleased: boolean;
   /** Released calls whose approval has not been requested yet. */
   unrequestedApprovals: number;
+  /**
+   * After the end of the stream: every seen call below this index is settled (see `allSettled`).
+   * Settled phases never change back and no call appears after the end, so the check resumes
+   * here instead of walking every call after every event (which made draining quadratic).
+   */
+  settledFrom: number;
+}
+
+/** A call actor ended (XState's done event for a child: its id is `a<attempt>-c<index>`). */
+export interface CallDoneEvent {
+  type: `xstate.done.actor.${string}`;
+  output: CallDone;
 }
 
 export type TurnEvent =
-  | { type: 'call.open'; index: number }
+  | { type: 'call.open'; index: number; id?: string; name?: string }
   | { type: 'call.identity'; index: number; id?: string; name?: string }
   | {
       type: 'call.complete';
@@ -115,7 +129,8 @@ export type TurnEvent =
   | { type: 'approval.granted'; index: number }
   | { type: 'approval.denied'; index: number; reason?: string }
   | { type: 'turn.abort'; mode?: AbortMode }
-  | CallStatusEvent;
+  | CallStatusEvent
+  | CallDoneEvent;
 
 export type TurnEmitted =
   | { type: 'call.ready'; index: number; attempt: number; safe: boolean; needsApproval: boolean }
@@ -132,15 +147,24 @@ export interface TurnInput {
   settings: TurnSettings;
 }
 
-/** Is every call of the attempt finished with, for this mode? */
-export function allSettled(ctx: Pick<TurnContext, 'calls' | 'seen' | 'settings' | 'streamEnded'>): boolean {
+/** Is this call finished with, for this mode? (Once true it stays true.) */
+function isSettled(v: CallView | undefined, mode: TurnMode): boolean {
+  if (v === undefined || v.suppressed || v.phase === 'discarded') return true;
+  return mode === 'gateway' ? v.phase === 'released' || v.phase === 'invalid' : v.phase === 'resulted';
+}
+
+/**
+ * Is every call of the attempt finished with, for this mode? Resumes at `settledFrom` and moves it
+ * up to the first unsettled call: O(1) amortised per event over a turn (settled phases are final
+ * for this check, and no call appears after the end of the stream).
+ */
+export function allSettled(ctx: Pick<TurnContext, 'calls' | 'seen' | 'settings' | 'streamEnded'> & { settledFrom?: number }): boolean {
   if (!ctx.streamEnded) return false;
-  for (const i of ctx.seen) {
-    const v = ctx.calls[i];
-    if (v === undefined || v.suppressed || v.phase === 'discarded') continue;
-    if (ctx.settings.mode === 'gateway') {
-      if (v.phase !== 'released' && v.phase !== 'invalid') return false;
-    } else if (v.phase !== 'resulted') return false;
+  for (const i of ctx.seen.from(ctx.settledFrom ?? 0)) {
+    if (!isSettled(ctx.calls[i], ctx.settings.mode)) {
+      if (ctx.settledFrom !== undefined) ctx.settledFrom = i;
+      return false;
+    }
   }
   return true;
 }
@@ -182,8 +206,13 @@ export const turnMachine = setup({
   guards: {
     canRetry: ({ context, event }) =>
       event.type === 'stream.error' && event.retryable && context.attempt < context.settings.maxAttempts,
-    currentAttempt: ({ context, event }) =>
-      event.type === 'call.status' && event.attempt === context.attempt && context.calls[event.index] !== undefined,
+    /** A report or done event of a call of the current attempt (a discarded attempt's calls are gone). */
+    currentAttempt: ({ context, event }) => {
+      const r = event.type === 'call.status' ? event : 'output' in event ? event.output : undefined;
+      return r !== undefined && r.attempt === context.attempt && context.calls[r.index] !== undefined;
+    },
+    /** Reports the turn acts on (the others reach it only when inspected: state entries for the timeline). */
+    actionable: ({ event }) => event.type === 'call.status' && (event.phase === 'emittable' || event.phase === 'invalid'),
     allSettled: ({ context }) => allSettled(context),
     allSettledAfterAbort: ({ context }) =>
       context.settings.mode === 'gateway' ||
@@ -204,7 +233,7 @@ export const turnMachine = setup({
       const ref = createActor(context.settings.callLogic ?? toolCallMachine, {
         parent: self,
         id: `a${context.attempt}-c${event.index}`,
-        input: { index: event.index, attempt: context.attempt, run: context.settings.runTool },
+        input: { index: event.index, attempt: context.attempt, run: context.settings.runTool, id: event.id, name: event.name },
       });
       context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
       context.seen.add(event.index);
@@ -216,6 +245,8 @@ export const turnMachine = setup({
         if (v) enqueue.sendTo(v.ref, { type: 'call.identity', id: event.id, name: event.name });
       } else if (event.type === 'call.complete') {
         const v = context.calls[event.index];
+        // The child moves on to emittable or invalid from here and reports it; complete it keeps.
+        if (v && v.phase === 'streaming') v.phase = 'complete';
         if (v)
           enqueue.sendTo(v.ref, {
             type: 'call.complete',
@@ -234,12 +265,11 @@ export const turnMachine = setup({
         if (v && !v.retired) enqueue.sendTo(v.ref, { type: 'stream.end' });
       }
     }),
+    /** `emittable` (with the parsed input: classify it) or `invalid`. */
     recordStatus: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'call.status') return;
       const v = context.calls[event.index];
       if (!v) return;
-      // Released/running are set optimistically by `pump`; ignore their echo.
-      if (event.phase === 'released' || event.phase === 'running') return;
       v.phase = event.phase;
       if (event.id) v.id = event.id;
       if (event.name) v.name = event.name;
@@ -260,25 +290,35 @@ export const turnMachine = setup({
           safe: v.safe,
           needsApproval: v.approval === 'unrequested',
         });
-      } else if (event.phase === 'resulted') {
-        v.result = event.result;
-        v.settling = false;
-        if (v.started) {
-          v.started = false;
-          enqueue.assign({ running: context.running - 1 });
-        }
-        if (event.result)
-          enqueue.emit({ type: 'tool.result', index: event.index, attempt: event.attempt, result: event.result });
       } else if (event.phase === 'invalid') {
         enqueue.emit({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
         if (context.settings.mode === 'execute') context.invalidQueue.push(event.index);
+        else v.retired = true; // the gateway leaves an invalid call where it is
       }
-      const finished =
-        event.phase === 'resulted' ||
-        event.phase === 'discarded' ||
-        (event.phase === 'invalid' && context.settings.mode === 'gateway');
-      if (finished) v.retired = true; // final states end the call actor itself
     }),
+    /** A call actor ended (its final state ends the actor itself): resulted with its result, or discarded. */
+    recordDone: enqueueActions(({ context, event, enqueue }) => {
+      if (!('output' in event)) return;
+      const done = event.output;
+      const v = context.calls[done.index];
+      if (!v) return;
+      v.phase = done.phase;
+      v.retired = true;
+      if (done.phase !== 'resulted') return;
+      v.result = done.result;
+      v.settling = false;
+      if (v.started) {
+        v.started = false;
+        context.running--;
+      }
+      if (done.result) enqueue.emit({ type: 'tool.result', index: done.index, attempt: done.attempt, result: done.result });
+    }),
+    /**
+     * Release what the ordered prefix allows, answer invalid and problem calls, then start what may
+     * start. Counters and cursors live in the context and are updated in place (like `calls`): an
+     * `assign` would copy the whole context on every report. A call released and started in the
+     * same pump gets one event (`call.release` with `start: true`).
+     */
     pump: enqueueActions(({ context, enqueue }) => {
       if (context.closing) return;
       const s = context.settings;
@@ -289,42 +329,44 @@ export const turnMachine = setup({
         streamEnded: context.streamEnded,
         seen: context.seen,
       });
+      context.releaseFrontier = rel.frontier;
+      context.released += rel.release.length;
       for (const i of rel.release) {
         const v = calls[i]!;
         v.phase = 'released';
         v.inMessage = true;
-        enqueue.sendTo(v.ref, { type: 'call.release' });
         enqueue.emit({ type: 'call.released', index: i, attempt: context.attempt });
         // Released is the end of a call's life on the gateway: nothing more is sent to it.
         if (s.mode === 'gateway') v.retired = true;
-        if (s.mode === 'execute' && v.problem) {
-          v.settling = true;
-          enqueue.sendTo(v.ref, { type: 'call.settle', result: v.problem });
-        }
+        else if (v.problem) v.settling = true;
       }
       for (const i of rel.suppress) {
         const v = calls[i]!;
         v.suppressed = true;
-        enqueue.sendTo(v.ref, { type: 'call.discard' });
         v.retired = true;
+        enqueue.sendTo(v.ref, { type: 'call.discard' });
         enqueue.emit({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
       }
-      enqueue.assign({ releaseFrontier: rel.frontier, released: context.released + rel.release.length });
-      if (s.mode !== 'execute') return;
+      if (s.mode !== 'execute') {
+        for (const i of rel.release) enqueue.sendTo(calls[i]!.ref, { type: 'call.release' });
+        return;
+      }
 
       // Executor: answer invalid calls, apply structured-output suppression, then start what may start.
+      const settle: Array<[number, CallResult]> = [];
+      for (const i of rel.release) if (calls[i]!.problem) settle.push([i, calls[i]!.problem!]);
       for (const i of context.invalidQueue.splice(0)) {
         const v = calls[i];
         if (!v || v.settling || v.phase !== 'invalid') continue;
         v.inMessage = true;
         v.settling = true;
-        enqueue.sendTo(v.ref, { type: 'call.settle', result: INVALID_RESULT });
+        settle.push([i, INVALID_RESULT]);
       }
       let unrequested = context.unrequestedApprovals;
       for (const i of rel.release) if (calls[i]!.approval === 'unrequested') unrequested++;
       const structured =
         context.structuredReleased || rel.release.some((i) => calls[i]!.structuredOutput === true);
-      if (structured && !context.structuredReleased) enqueue.assign({ structuredReleased: true });
+      context.structuredReleased = structured;
       if (structured && context.streamEnded) {
         // Rare path: sweep the released siblings once the batch is known to carry structured output.
         for (const i of context.seen.from(context.startFrontier)) {
@@ -332,7 +374,7 @@ export const turnMachine = setup({
           if (v && !v.settling && v.phase === 'released' && !v.structuredOutput) {
             if (v.approval === 'unrequested') unrequested--;
             v.settling = true;
-            enqueue.sendTo(v.ref, { type: 'call.settle', result: SUPPRESSED_RESULT });
+            settle.push([i, SUPPRESSED_RESULT]);
           }
         }
       }
@@ -344,7 +386,9 @@ export const turnMachine = setup({
         unrequestedApprovals: unrequested,
         seen: context.seen,
       });
-      enqueue.assign({ unrequestedApprovals: unrequested - st.requestApproval.length });
+      context.unrequestedApprovals = unrequested - st.requestApproval.length;
+      context.startFrontier = st.frontier;
+      context.running += st.start.length;
       for (const i of st.requestApproval) {
         const v = calls[i]!;
         v.approval = 'pending';
@@ -355,9 +399,15 @@ export const turnMachine = setup({
         v.phase = 'running';
         v.started = true;
         enqueue.emit({ type: 'tool.start', index: i, attempt: context.attempt });
-        enqueue.sendTo(v.ref, { type: 'call.start' });
       }
-      enqueue.assign({ startFrontier: st.frontier, running: context.running + st.start.length });
+      // Per call, in order: its release (with `start` when it starts now), then a settle or a start.
+      for (const i of rel.release) enqueue.sendTo(calls[i]!.ref, { type: 'call.release', start: calls[i]!.phase === 'running' });
+      for (const [i, result] of settle) enqueue.sendTo(calls[i]!.ref, { type: 'call.settle', result });
+      let r = 0; // both lists ascend: a merge tells which started calls were released earlier
+      for (const i of st.start) {
+        while (r < rel.release.length && rel.release[r]! < i) r++;
+        if (rel.release[r] !== i) enqueue.sendTo(calls[i]!.ref, { type: 'call.start' });
+      }
     }),
     grantApproval: assign(({ context, event }) => {
       const v = event.type === 'approval.granted' ? context.calls[event.index] : undefined;
@@ -398,6 +448,7 @@ export const turnMachine = setup({
       streamEnded: false,
       finish: undefined,
       error: undefined,
+      settledFrom: 0,
     }),
     nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
     emitRetry: emit(({ context }) => ({
@@ -444,10 +495,12 @@ export const turnMachine = setup({
     invalidQueue: [],
     structuredReleased: false,
     unrequestedApprovals: 0,
+    settledFrom: 0,
   }),
   initial: 'streaming',
   on: {
-    'call.status': { guard: 'currentAttempt', actions: ['recordStatus', 'pump'] },
+    'call.status': { guard: and(['currentAttempt', 'actionable']), actions: ['recordStatus', 'pump'] },
+    'xstate.done.actor.*': { guard: 'currentAttempt', actions: ['recordDone', 'pump'] },
     'approval.granted': { actions: ['grantApproval', 'pump'] },
     'approval.denied': { actions: ['denyApproval', 'pump'] },
   },

@@ -1,6 +1,7 @@
 import mitt, { type Emitter } from 'mitt';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { CallResult, Classification, RunToolFn, RunToolInput } from '../calls';
+import { inspectedToolCallMachine } from '../../machines/toolCall.machine';
 import {
   type AbortMode,
   type TurnActorRef,
@@ -278,6 +279,17 @@ export class TurnController {
       clock: this.clock,
       inspect: opts.inspect,
     });
+    // Inspection hooks only when someone inspects: an inspected turn's call actors report every
+    // state entry as a `call.status` event (the timeline of src/demo, --inspect-log); otherwise
+    // they report only what the turn acts on. An observer may also be attached later through
+    // `actor.system.inspect` (src/cli/inspect.ts): calls opened from then on report every entry.
+    if (opts.inspect) settings.callLogic = inspectedToolCallMachine;
+    const system = this.actor.system;
+    const inspect = system.inspect.bind(system);
+    system.inspect = (observer) => {
+      settings.callLogic = inspectedToolCallMachine;
+      return inspect(observer);
+    };
     this.actor.on('*', (e) => this.onMachineEvent(e as TurnEmitted));
     this.trace({ t: 0, kind: 'attempt.start', attempt: 1 });
     this.actor.start();
@@ -415,7 +427,8 @@ export class TurnController {
     this.onStreamError({ type: LIMIT_ERROR_TYPE, message }, false);
   }
 
-  private slot(index: number): Slot {
+  /** The call's slot; a new one opens the call (with its identity when the opening event has it). */
+  private slot(index: number, id?: string, name?: string): Slot {
     let s = this.slots.get(index);
     if (s === undefined) {
       const timing: CallTiming = {
@@ -430,12 +443,18 @@ export class TurnController {
       this.seenIdx.add(index);
       this.allTimings.push(timing);
       if (index + 1 > this.opened) this.opened = index + 1;
-      this.actor.send({ type: 'call.open', index });
+      if (id) s.id = timing.id = this.uniqueCallId(id, index);
+      if (name) s.name = timing.name = name;
+      this.actor.send({ type: 'call.open', index, id: s.id, name: s.name });
     }
     return s;
   }
 
   private onIdentity(index: number, id?: string, name?: string): void {
+    if (!this.slots.has(index)) {
+      this.slot(index, id, name); // opened with its identity: one event
+      return;
+    }
     const s = this.slot(index);
     const newId = id && !s.id ? id : undefined;
     const newName = name && !s.name ? name : undefined;

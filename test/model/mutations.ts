@@ -110,7 +110,9 @@ export function mockTurnMachine(): Turn {
       currentAttempt: (args, params) => {
         if (mutation.active !== 'stale-report-accepted') return realCurrentAttempt(args, params);
         const { context, event } = args as { context: TurnModule.TurnContext; event: TurnModule.TurnEvent };
-        return event.type === 'call.status' && context.calls[event.index] !== undefined;
+        // A status report or a call actor's done event, whichever attempt it comes from.
+        const r = event.type === 'call.status' ? event : 'output' in event ? event.output : undefined;
+        return r !== undefined && context.calls[r.index] !== undefined;
       },
     },
   });
