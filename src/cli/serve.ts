@@ -311,7 +311,7 @@ export function optionsFrom(
       throw new UsageError(`--upstream must be an http(s) URL or scripted:FILE / scripted:demo (got "${upstream}")`);
     }
   }
-  const options: GatewayOptions = { upstream, port: 8787, host: get('host') ?? '127.0.0.1' };
+  const options: GatewayOptions = { upstream, port: 8787, host: get('host') ?? '127.0.0.1', collectAfterBurst: true };
   for (const [flag, key, min, max] of NUMERIC_FLAGS) {
     const v = intFlag(get(flag), flag, min, max);
     if (v !== undefined) options[key] = v;

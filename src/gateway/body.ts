@@ -15,6 +15,8 @@
  */
 import type * as http from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import { JsonScanner } from '../args/scanner';
 import { GatewayError, invalidRequest } from './errors';
 
@@ -28,13 +30,23 @@ export const BODY_MEMORY_FACTOR = 8;
 /** Default budget: bodies in flight may cost this much memory (sized for a 2 GB container). */
 export const DEFAULT_BODY_BUDGET_BYTES = 768 * 1024 * 1024;
 
-/** Process-wide accounting of request-body memory. */
+/**
+ * Process-wide accounting of request-body memory. With `collectAfterBurst`, the first time the
+ * budget is idle again (nothing charged) for `COLLECT_IDLE_MS` after at least `COLLECT_AFTER_BYTES`
+ * (or half the budget) were charged, one full garbage collection runs: V8 otherwise keeps a burst's dead bodies (and its
+ * heap pages) for minutes on an idle process (measured: RSS 180 → 383 MiB after eight 31 MiB
+ * bodies, still 374 MiB 20 s later; one collection brings it to 165–266 MiB).
+ */
 export class MemoryBudget {
   private used = 0;
+  /** Charged bytes since the last collection. */
+  private churn = 0;
+  private collectTimer: NodeJS.Timeout | undefined;
   constructor(
     /** Memory (bytes) the bodies in flight may cost together. */
     readonly bytes: number,
     readonly factor: number = BODY_MEMORY_FACTOR,
+    private readonly collectAfterBurst = false,
   ) {}
 
   /** Charged memory in use (bytes). */
@@ -52,12 +64,32 @@ export class MemoryBudget {
     const cost = bodyBytes * this.factor;
     if (this.used + cost > this.bytes) return false;
     this.used += cost;
+    this.churn += cost;
+    if (this.collectTimer) {
+      clearTimeout(this.collectTimer);
+      this.collectTimer = undefined;
+    }
     return true;
   }
 
   /** Give back what `take(bodyBytes)` charged. */
   give(bodyBytes: number): void {
     this.used = Math.max(0, this.used - bodyBytes * this.factor);
+    if (this.used === 0 && this.collectAfterBurst && this.churn >= Math.min(COLLECT_AFTER_BYTES, this.bytes / 2) && !this.collectTimer) {
+      this.collectTimer = setTimeout(() => {
+        this.collectTimer = undefined;
+        if (this.used !== 0) return;
+        this.churn = 0;
+        fullCollection()?.();
+      }, COLLECT_IDLE_MS);
+      this.collectTimer.unref();
+    }
+  }
+
+  /** Stop a pending collection (gateway close). */
+  stop(): void {
+    if (this.collectTimer) clearTimeout(this.collectTimer);
+    this.collectTimer = undefined;
   }
 
   /** The 503 for a body that does not fit now. */
@@ -69,6 +101,24 @@ export class MemoryBudget {
       { 'retry-after': '1', connection: 'close' },
     );
   }
+}
+
+/** A burst worth a collection: this much charged (8× the bodies; or half the budget if that is less) since the last one. */
+export const COLLECT_AFTER_BYTES = 256 * 1024 * 1024;
+/** Idle time (no body charged) before the collection. */
+export const COLLECT_IDLE_MS = 1000;
+
+let gcFn: (() => void) | null | undefined;
+/** V8's full collection (`--expose-gc` set at run time, `gc` taken from a fresh context), or null. */
+function fullCollection(): (() => void) | null {
+  if (gcFn !== undefined) return gcFn;
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    gcFn = vm.runInNewContext('gc') as () => void;
+  } catch {
+    gcFn = null;
+  }
+  return gcFn;
 }
 
 export interface BodyLimits {
@@ -118,6 +168,8 @@ export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budg
       req.off('end', onEnd);
       req.off('error', onGone);
       req.off('close', onGone);
+      // An 'error' without a listener would be thrown: a socket reset after this point is not ours.
+      req.on('error', () => undefined);
     };
     const fail = (err: GatewayError): void => {
       if (settled) return;
