@@ -38,6 +38,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'how early each call completed, and what early dispatch saves',
     load: () => import('./analyze'),
   },
+  report: {
+    summary: 'rollout report from OTLP JSON, gateway logs or journals: per provider and model, early calls, head start, time saved, violations',
+    load: () => import('./report'),
+  },
 };
 
 export const HELP = `sluice — stream-driven tool dispatch
