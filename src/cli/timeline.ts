@@ -183,17 +183,22 @@ export function renderTimelineSvg(chart: TimelineChart): string {
   if (chart.subtitle)
     parts.push(`<text x="20" y="48" font-size="12" fill="${COLORS.muted}">${esc(chart.subtitle)}</text>`);
   y = 62;
-  const legendItems: [string, string][] = [
-    [COLORS.stream, 'model stream'],
-    [COLORS.args, 'arguments streaming'],
-    [COLORS.wait, 'complete, waiting to start'],
-    [COLORS.safe, 'read-only tool running'],
-    [COLORS.unsafe, 'other tool running'],
-    [COLORS.error, 'error result'],
+  // Each swatch is drawn as its mark is in the chart: bars as boxes, the wait as the dotted line.
+  const legendItems: [string, string, 'bar' | 'dotted'][] = [
+    [COLORS.stream, 'model stream', 'bar'],
+    [COLORS.args, 'arguments streaming', 'bar'],
+    [COLORS.wait, 'complete, waiting to start', 'dotted'],
+    [COLORS.safe, 'read-only tool running', 'bar'],
+    [COLORS.unsafe, 'other tool running', 'bar'],
+    [COLORS.error, 'error result', 'bar'],
   ];
   let lx = 20;
-  for (const [color, label] of legendItems) {
-    parts.push(`<rect x="${lx}" y="${y}" width="12" height="12" rx="2" fill="${color}"/>`);
+  for (const [color, label, mark] of legendItems) {
+    parts.push(
+      mark === 'dotted'
+        ? `<line x1="${lx}" y1="${y + 6}" x2="${lx + 12}" y2="${y + 6}" stroke="${color}" stroke-width="2" stroke-dasharray="3 3"/>`
+        : `<rect x="${lx}" y="${y}" width="12" height="12" rx="2" fill="${color}"/>`,
+    );
     parts.push(
       `<text x="${lx + 16}" y="${y + 10}" font-size="11" fill="${COLORS.text}">${esc(label)}</text>`,
     );

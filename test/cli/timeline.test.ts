@@ -41,6 +41,25 @@ describe('timeline pictures', () => {
     expect(svg).not.toContain('src/app.ts');
   });
 
+  it('legend and drawing agree: each swatch is drawn the way its mark is in the chart', async () => {
+    const { streaming, post } = await reports();
+    const svg = renderTimelineSvg(timelineFromReport(streaming, post));
+    const legendEnd = svg.indexOf('call complete');
+    const legend = svg.slice(0, legendEnd);
+    const chart = svg.slice(legendEnd);
+    // "waiting": a dotted line in both, never a filled box.
+    const wait = /<line [^>]*stroke="(#[0-9a-f]+)" stroke-width="2" stroke-dasharray="3 3"\/>/;
+    const waitColor = wait.exec(legend)?.[1];
+    expect(waitColor).toBeDefined();
+    expect(legend).not.toContain(`fill="${waitColor}"`);
+    expect(chart).toMatch(new RegExp(`<line [^>]*stroke="${waitColor}" stroke-width="2" stroke-dasharray="3 3"/>`));
+    // Every box swatch's colour fills something in the chart, except the error one (no errors in this turn).
+    const boxes = [...legend.matchAll(/<rect [^>]*rx="2" fill="(#[0-9a-f]+)"\/>/g)].map((m) => m[1]!);
+    expect(boxes).toHaveLength(5);
+    const unused = boxes.filter((c) => !chart.includes(`fill="${c}"`));
+    expect(unused).toEqual(['#e45756']);
+  });
+
   it('is deterministic and well-formed (balanced tags)', async () => {
     const { streaming, post } = await reports();
     const a = renderTimelineSvg(timelineFromReport(streaming, post));
