@@ -40,12 +40,13 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { baselineDist, baselineModule } from './baseline';
 import { Logger } from '../src/gateway/log';
 import { chatChunk, type ScriptLine, type ScriptedUpstream, startScriptedUpstream } from '../src/gateway/scripted';
 import { startGateway } from '../src/gateway/server';
 
 export type InboundApi = 'messages' | 'responses' | 'chat';
-export type MiddlePath = 'direct' | 'pipe' | 'sluice' | 'buffering';
+export type MiddlePath = 'direct' | 'pipe' | 'sluice' | 'buffering' | 'baseline';
 const APIS: readonly InboundApi[] = ['messages', 'responses', 'chat'];
 
 export interface InboundRow {
@@ -89,8 +90,12 @@ export interface BenchGatewayInboundOptions {
   shape?: Partial<TurnShape>;
   /** Warm-up requests per path before the measured rounds. Default 25. */
   warmup?: number;
-  /** Middles to run (default all; `direct` always runs). A text flood needs only pipe and sluice. */
+  /** Middles to run (default all but baseline; `direct` always runs). A text flood needs only pipe and sluice. */
   paths?: readonly MiddlePath[];
+  /** A built tree of another commit (bench/baseline.ts `baselineDist`): its gateway runs as the `baseline` middle. */
+  baselineDist?: string;
+  /** Run `sluice` from this built tree too (e.g. `baselineDist('HEAD')`), so both sides are tsc builds. Default: this checkout's sources. */
+  currentDist?: string;
   log?: (s: string) => void;
 }
 
@@ -409,14 +414,17 @@ export async function startPipe(upstream: string): Promise<Middle> {
 
 // ------------------------------------------------------------------ child processes
 
-type ChildKind = 'sluice' | 'buffering' | 'pipe';
+type ChildKind = 'sluice' | 'buffering' | 'pipe' | 'baseline';
 type ToChild = { op: 'cpu' } | { op: 'close' };
 type FromChild = { op: 'ready'; url: string } | { op: 'cpu'; us: number } | { op: 'error'; message: string };
 
-async function childMain(kind: ChildKind, upstream: string): Promise<void> {
+async function childMain(kind: ChildKind, upstream: string, dist?: string): Promise<void> {
   let middle: Middle;
-  if (kind === 'sluice') {
-    const gw = await startGateway({ upstream, logger: new Logger('silent'), pingIntervalMs: 0, maxConcurrent: 1024 });
+  if (kind === 'sluice' || kind === 'baseline') {
+    // The baseline: the same gateway from another commit's build (same options).
+    const server = dist ? baselineModule<{ startGateway: typeof startGateway }>(dist, 'src/gateway/server') : { startGateway };
+    const log = dist ? baselineModule<{ Logger: typeof Logger }>(dist, 'src/gateway/log') : { Logger };
+    const gw = await server.startGateway({ upstream, logger: new log.Logger('silent'), pingIntervalMs: 0, maxConcurrent: 1024 });
     middle = { url: gw.url.replace(/\/$/, ''), close: () => gw.close() };
   } else middle = kind === 'buffering' ? await startBufferingTranslator(upstream) : await startPipe(upstream);
   const send = (m: FromChild): void => void process.send?.(m);
@@ -443,12 +451,12 @@ class Child {
     });
   }
 
-  static start(kind: ChildKind, upstream: string): Promise<Child> {
+  static start(kind: ChildKind, upstream: string, dist?: string): Promise<Child> {
     // Under ts-node (this file is .ts) the child needs the TypeScript hook; the built .js needs nothing.
     // SLUICE_BENCH_CHILD_NODE_ARGS: extra node flags for the middles, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
     const extra = process.env.SLUICE_BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
     const execArgv = [...(__filename.endsWith('.ts') ? ['-r', 'ts-node/register/transpile-only'] : []), ...extra];
-    const proc = fork(__filename, ['--child', kind, upstream], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const proc = fork(__filename, ['--child', kind, upstream, ...(dist ? [dist] : [])], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null): void => reject(new Error(`${kind} child exited (${code}) before it was ready`));
       proc.once('exit', onExit);
@@ -632,7 +640,8 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
   const rounds = opts.rounds ?? 3;
   const timed = opts.timed ?? 8;
   const warmup = opts.warmup ?? 25;
-  const want = (p: MiddlePath): boolean => p === 'direct' || !opts.paths || opts.paths.includes(p);
+  const want = (p: MiddlePath): boolean =>
+    p === 'direct' || (p === 'baseline' ? opts.baselineDist !== undefined : !opts.paths || opts.paths.includes(p));
   const stepMs = opts.stepMs ?? 2;
   const log = opts.log ?? (() => undefined);
   let step = 0;
@@ -643,18 +652,20 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const started: Promise<Child>[] = [];
   try {
-    const kinds = (['sluice', 'buffering', 'pipe'] as const).filter(want);
-    for (const k of kinds) started.push(Child.start(k, up.url));
+    const kinds = (['sluice', 'buffering', 'pipe', 'baseline'] as const).filter(want);
+    for (const k of kinds) started.push(Child.start(k, up.url, k === 'baseline' ? opts.baselineDist : k === 'sluice' ? opts.currentDist : undefined));
     const children = await Promise.all(started);
     const child = (k: ChildKind): Child | undefined => children[kinds.indexOf(k as never)];
     const sluice = child('sluice');
     const buffering = child('buffering');
     const pipe = child('pipe');
+    const baseline = child('baseline');
     const configs: Config[] = [
       { path: 'direct', api: 'upstream-chat', base: up.url },
       ...(pipe ? [{ path: 'pipe', api: 'upstream-chat', base: pipe.url, child: pipe } satisfies Config] : []),
       ...APIS.flatMap((api): Config[] => [
         ...(sluice ? [{ path: 'sluice', api, base: sluice.url, child: sluice } satisfies Config] : []),
+        ...(baseline ? [{ path: 'baseline', api, base: baseline.url, child: baseline } satisfies Config] : []),
         ...(buffering ? [{ path: 'buffering', api, base: buffering.url, child: buffering } satisfies Config] : []),
       ]),
     ];
@@ -758,6 +769,10 @@ export interface InboundRatio {
   vsBufferingCpu: number;
   /** sluice middle CPU ÷ pipe middle CPU. */
   vsPipeCpu: number;
+  /** sluice middle CPU ÷ the baseline build's (same API; NaN without a baseline). */
+  vsBaselineCpu: number;
+  /** The baseline build's middle CPU ÷ pipe middle CPU (NaN without a baseline). */
+  baselineVsPipeCpu: number;
 }
 
 /** sluice against direct, buffering and pipe, per inbound API, from one run's rows. */
@@ -767,14 +782,18 @@ export function inboundRatios(rows: InboundRow[]): InboundRatio[] {
   return APIS.flatMap((api) => {
     const s = rows.find((r) => r.path === 'sluice' && r.api === api);
     const b = rows.find((r) => r.path === 'buffering' && r.api === api);
-    if (!s || !b || !direct) return [];
+    const base = rows.find((r) => r.path === 'baseline' && r.api === api);
+    if (!s || !direct) return [];
+    const cpu = (r: InboundRow | undefined): number => r?.cpuUsPerChunk ?? NaN;
     return [
       {
         api,
         vsDirectChunksPerSec: r2(s.chunksPerSec / direct.chunksPerSec),
-        vsBufferingChunksPerSec: r2(s.chunksPerSec / b.chunksPerSec),
-        vsBufferingCpu: r2((s.cpuUsPerChunk ?? NaN) / (b.cpuUsPerChunk ?? NaN)),
-        vsPipeCpu: r2((s.cpuUsPerChunk ?? NaN) / (pipe?.cpuUsPerChunk ?? NaN)),
+        vsBufferingChunksPerSec: r2(s.chunksPerSec / (b?.chunksPerSec ?? NaN)),
+        vsBufferingCpu: r2(cpu(s) / cpu(b)),
+        vsPipeCpu: r2(cpu(s) / cpu(pipe)),
+        vsBaselineCpu: r2(cpu(s) / cpu(base)),
+        baselineVsPipeCpu: r2(cpu(base) / cpu(pipe)),
       },
     ];
   });
@@ -793,15 +812,22 @@ export function formatGatewayInbound(rows: InboundRow[]): string {
     '|---|---|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r.path} | ${r.api} | ${fmt(r.cpuUsPerChunk)} | ${fmt(r.benchCpuUsPerChunk)} | ${r.chunksPerSec} | ${fmt(r.firstCallAfterCompletionMs)} | ${fmt(r.firstCallBeforeEndMs)} | ${r.correct}/${r.checked} |`),
     '',
-    '| inbound API | sluice chunks/s ÷ direct | sluice chunks/s ÷ buffering | sluice CPU ÷ buffering CPU | sluice CPU ÷ pipe CPU |',
-    '|---|---:|---:|---:|---:|',
-    ...inboundRatios(rows).map((x) => `| ${x.api} | × ${fmt(x.vsDirectChunksPerSec)} | × ${fmt(x.vsBufferingChunksPerSec)} | × ${fmt(x.vsBufferingCpu)} | × ${fmt(x.vsPipeCpu)} |`),
+    '| inbound API | sluice chunks/s ÷ direct | sluice chunks/s ÷ buffering | sluice CPU ÷ buffering CPU | sluice CPU ÷ pipe CPU | sluice CPU ÷ baseline CPU | baseline CPU ÷ pipe CPU |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...inboundRatios(rows).map(
+      (x) =>
+        `| ${x.api} | × ${fmt(x.vsDirectChunksPerSec)} | × ${fmt(x.vsBufferingChunksPerSec)} | × ${fmt(x.vsBufferingCpu)} | × ${fmt(x.vsPipeCpu)} | × ${fmt(x.vsBaselineCpu)} | × ${fmt(x.baselineVsPipeCpu)} |`,
+    ),
   ];
   return lines.join('\n') + '\n';
 }
 
-/** `--requests N --concurrency N --rounds N --timed N --warmup N --step-ms N --text N --calls N --pieces N --paths pipe,sluice` for a standalone run. */
-function cliOptions(argv: string[]): BenchGatewayInboundOptions {
+/**
+ * `--requests N --concurrency N --rounds N --timed N --warmup N --step-ms N --text N --calls N
+ * --pieces N --paths pipe,sluice --baseline <git-ref> --current <git-ref>` for a standalone run
+ * (`--current HEAD`: sluice from a build of the last commit, like the baseline).
+ */
+function cliOptions(argv: string[]): BenchGatewayInboundOptions & { baselineRef?: string; currentRef?: string } {
   const num = (flag: string, min = 1): number | undefined => {
     const i = argv.indexOf(flag);
     if (i < 0) return undefined;
@@ -817,6 +843,8 @@ function cliOptions(argv: string[]): BenchGatewayInboundOptions {
     const v = num(flag);
     if (v !== undefined) shape[key] = v;
   }
+  const bi = argv.indexOf('--baseline');
+  const ci = argv.indexOf('--current');
   const pi = argv.indexOf('--paths');
   const paths = pi < 0 ? undefined : (argv[pi + 1] ?? '').split(',').filter((p): p is MiddlePath => ['pipe', 'sluice', 'buffering'].includes(p));
   return {
@@ -828,19 +856,26 @@ function cliOptions(argv: string[]): BenchGatewayInboundOptions {
     stepMs: num('--step-ms'),
     shape,
     ...(paths ? { paths } : {}),
+    ...(bi >= 0 ? { baselineRef: argv[bi + 1] ?? '' } : {}),
+    ...(ci >= 0 ? { currentRef: argv[ci + 1] ?? '' } : {}),
   };
 }
 
 if (require.main === module) {
   if (process.argv[2] === '--child') {
     const kind = process.argv[3] as ChildKind;
-    childMain(kind, process.argv[4] ?? '').catch((err: unknown) => {
+    childMain(kind, process.argv[4] ?? '', process.argv[5]).catch((err: unknown) => {
       process.send?.({ op: 'error', message: err instanceof Error ? err.message : String(err) } satisfies FromChild);
       process.exit(1);
     });
   } else {
     const t0 = performance.now();
-    benchGatewayInbound({ ...cliOptions(process.argv.slice(2)), log: (s) => process.stderr.write(s) }).then(
+    const { baselineRef, currentRef, ...o } = cliOptions(process.argv.slice(2));
+    const log = (s: string): void => void process.stderr.write(s);
+    const build = (ref: string | undefined): Promise<string | undefined> => (ref === undefined ? Promise.resolve(undefined) : baselineDist(ref, log));
+    Promise.all([build(baselineRef), build(currentRef)])
+      .then(([b, c]) => benchGatewayInbound({ ...o, ...(b ? { baselineDist: b } : {}), ...(c ? { currentDist: c } : {}), log }))
+      .then(
       (rows) => {
         process.stdout.write(formatGatewayInbound(rows));
         process.stdout.write(`(${((performance.now() - t0) / 1000).toFixed(1)} s)\n${JSON.stringify(rows)}\n`);
