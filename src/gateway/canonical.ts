@@ -21,15 +21,24 @@ export function isObj(v: unknown): v is Obj {
 
 export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
+/**
+ * An Anthropic prompt-caching breakpoint (`{type: "ephemeral", ttl?}`) as the client sent it:
+ * kept on the block, tool or system part it marks and sent again to an Anthropic backend only
+ * (the other APIs cache automatically and have no such field).
+ */
+export interface Cacheable {
+  cache_control?: Obj;
+}
+
 export type UserBlock =
-  | { type: 'text'; text: string }
-  | { type: 'image'; source: ImageSource }
-  | { type: 'tool_result'; tool_use_id: string; text: string; images: ImageSource[]; is_error: boolean };
+  | ({ type: 'text'; text: string } & Cacheable)
+  | ({ type: 'image'; source: ImageSource } & Cacheable)
+  | ({ type: 'tool_result'; tool_use_id: string; text: string; images: ImageSource[]; is_error: boolean } & Cacheable);
 
 export type AssistantBlock =
-  | { type: 'text'; text: string }
+  | ({ type: 'text'; text: string } & Cacheable)
   | { type: 'thinking'; thinking: string; signature?: string }
-  | { type: 'tool_use'; id: string; name: string; input: Obj };
+  | ({ type: 'tool_use'; id: string; name: string; input: Obj } & Cacheable);
 
 export type MessageParam =
   | { role: 'user'; content: UserBlock[] }
@@ -37,11 +46,15 @@ export type MessageParam =
   /** A mid-conversation system message (Claude Code sends these; text only). */
   | { role: 'system'; text: string };
 
-
-export interface ToolParam {
+export interface ToolParam extends Cacheable {
   name: string;
   description?: string;
   input_schema: Obj;
+}
+
+/** One block of a system prompt that carries a cache breakpoint (see `CanonicalRequest.systemBlocks`). */
+export interface SystemBlock extends Cacheable {
+  text: string;
 }
 
 export type ToolChoice =
@@ -59,6 +72,12 @@ export interface CanonicalRequest {
   max_tokens: number;
   system?: string;
   messages: MessageParam[];
+  /**
+   * The system prompt's blocks, when the client marked some with `cache_control` (Claude Code
+   * does): an Anthropic backend gets them as blocks so its prompt cache still works; every other
+   * upstream reads `system` (the same text joined with "\n").
+   */
+  systemBlocks?: SystemBlock[];
   tools?: ToolParam[];
   tool_choice?: ToolChoice;
   stop_sequences?: string[];

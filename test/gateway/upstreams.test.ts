@@ -100,16 +100,78 @@ describe('canonical → upstream bodies', () => {
       tool_choice: 'required',
       parallel_tool_calls: false,
       reasoning: { effort: 'medium', summary: 'auto' },
+      include: ['reasoning.encrypted_content'],
       tools: [{ type: 'function', name: 'read_file', parameters: READ_FILE_TOOL.input_schema, strict: false }],
     });
     expect(b.input).toEqual([
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }] },
+      // Signed thinking is replayed as a reasoning item (its signature is the encrypted content).
+      { type: 'reasoning', summary: [{ type: 'summary_text', text: 'hmm' }], encrypted_content: 'sig1' },
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'reading' }] },
       { type: 'function_call', call_id: 'tu1', name: 'read_file', arguments: '{"path":"/a"}' },
       { type: 'function_call_output', call_id: 'tu1', output: 'Error: AAA' },
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go on' }] },
       { type: 'message', role: 'system', content: 'mid' },
     ]);
+  });
+
+  test('Responses: thinking history from a Responses client goes back as reasoning items; unsigned thinking is not sent', () => {
+    // Codex replays reasoning items (summary + encrypted_content) with store: false.
+    const codex = parseResponsesRequest({
+      model: 'm',
+      input: [
+        { type: 'message', role: 'user', content: 'go' },
+        { type: 'reasoning', summary: [{ type: 'summary_text', text: 'plan' }], encrypted_content: 'gAAAAB-enc' },
+        { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+      ],
+    });
+    const b = toResponsesRequest(codex, 'up');
+    expect(b.input).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] },
+      { type: 'reasoning', summary: [{ type: 'summary_text', text: 'plan' }], encrypted_content: 'gAAAAB-enc' },
+      { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+    ]);
+    expect(b.include).toEqual(['reasoning.encrypted_content']);
+    // A Chat client's reasoning_content has no signature: not replayable, not sent, nothing included.
+    const chat = toResponsesRequest(parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', reasoning_content: 'r' }, { role: 'user', content: 'z' }] }), 'up');
+    expect(JSON.stringify(chat.input)).not.toContain('reasoning');
+    expect(chat.include).toBeUndefined();
+  });
+
+  test('Anthropic: cache_control on system blocks, message blocks and tools is forwarded as sent; other upstreams never see it', () => {
+    const eph = { type: 'ephemeral' };
+    const claudeCode = parseMessagesRequest({
+      model: 'claude-x',
+      max_tokens: 100,
+      system: [
+        { type: 'text', text: 'You are Claude Code.' },
+        { type: 'text', text: 'Long instructions.', cache_control: eph },
+      ],
+      tools: [{ ...READ_FILE_TOOL, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'read it', cache_control: eph }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: '/a' }, cache_control: eph }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'AAA', cache_control: eph }] },
+        { role: 'system', content: 'reminder' },
+      ],
+    });
+    const b = toAnthropicRequest(claudeCode, 'up');
+    expect(b.system).toEqual([
+      { type: 'text', text: 'You are Claude Code.' },
+      { type: 'text', text: 'Long instructions.', cache_control: eph },
+      { type: 'text', text: 'reminder' },
+    ]);
+    expect(b.tools).toEqual([{ name: 'read_file', description: READ_FILE_TOOL.description, input_schema: READ_FILE_TOOL.input_schema, cache_control: { type: 'ephemeral', ttl: '1h' } }]);
+    expect(b.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'read it', cache_control: eph }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: '/a' }, cache_control: eph }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'AAA' }], cache_control: eph }] },
+    ]);
+    // Without breakpoints the system prompt stays one string.
+    expect(toAnthropicRequest(rich(), 'up').system).toBe('sys\n\nmid');
+    for (const other of [toResponsesRequest(claudeCode, 'up'), toChatRequest(claudeCode, { model: 'up' }), toGeminiRequest(claudeCode)]) expect(JSON.stringify(other)).not.toContain('cache_control');
   });
 
   test('Gemini: contents, functionResponse by the call name, signature on the next part, config; URL images and unknown ids are a 400', () => {

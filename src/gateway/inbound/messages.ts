@@ -13,19 +13,23 @@
  *   signature; `redacted_thinking` is dropped.
  * - `document` blocks with a plain-text source become text; other document sources, server-tool
  *   blocks and unknown block types are rejected (400) rather than silently dropped.
- * - `metadata`, `cache_control`, beta fields and other unknown top-level fields are ignored.
+ * - `cache_control` on system, content blocks (text, image, tool_result, tool_use) and tools is
+ *   kept (forwarded to an Anthropic backend only; canonical.ts `Cacheable`).
+ * - `metadata`, beta fields and other unknown top-level fields are ignored.
  */
 import type { AnthropicEncodeOptions } from '../../encode/anthropicSse';
 import { AnthropicSseEncoder, toAnthropicMessage } from '../../encode/anthropicSse';
 import type { OutputEvent } from '../../release/output';
 import {
   type AssistantBlock,
+  type Cacheable,
   type CanonicalRequest,
   type ImageSource,
   isObj,
   type MessageParam,
   type Obj,
   type ReasoningSetting,
+  type SystemBlock,
   type ToolChoice,
   type ToolParam,
   type UserBlock,
@@ -79,7 +83,13 @@ function parseToolResult(b: Obj, where: string, count: Counter): UserBlock {
   } else if (c !== undefined && c !== null) throw invalidRequest(`${where}.content: expected a string or an array of blocks`);
   const text = texts.join('\n');
   count.chars += text.length;
-  return { type: 'tool_result', tool_use_id: id, text, images, is_error: b.is_error === true };
+  return cacheable(b, { type: 'tool_result', tool_use_id: id, text, images, is_error: b.is_error === true });
+}
+
+/** `to` with the client's `cache_control` from `from`, when it is an object. */
+function cacheable<T extends object>(from: Obj, to: T): T {
+  if (isObj(from.cache_control)) (to as Cacheable).cache_control = from.cache_control;
+  return to;
 }
 
 function parseUserBlock(b: unknown, where: string, count: Counter): UserBlock {
@@ -88,15 +98,15 @@ function parseUserBlock(b: unknown, where: string, count: Counter): UserBlock {
     case 'text': {
       const text = str(b.text, `${where}.text`);
       count.chars += text.length;
-      return { type: 'text', text };
+      return cacheable(b, { type: 'text' as const, text });
     }
     case 'image':
       count.images++;
-      return { type: 'image', source: parseImageSource(b.source, where) };
+      return cacheable(b, { type: 'image', source: parseImageSource(b.source, where) });
     case 'document': {
       const text = documentText(b, where);
       count.chars += text.length;
-      return { type: 'text', text };
+      return cacheable(b, { type: 'text' as const, text });
     }
     case 'tool_result':
       return parseToolResult(b, where, count);
@@ -115,7 +125,7 @@ function parseAssistantBlock(b: unknown, where: string, count: Counter): Assista
     case 'text': {
       const text = str(b.text, `${where}.text`);
       count.chars += text.length;
-      return { type: 'text', text };
+      return cacheable(b, { type: 'text' as const, text });
     }
     case 'thinking': {
       const thinking = str(b.thinking, `${where}.thinking`);
@@ -131,7 +141,7 @@ function parseAssistantBlock(b: unknown, where: string, count: Counter): Assista
       const name = nonEmptyStr(b.name, `${where}.name`);
       if (!isObj(b.input)) throw invalidRequest(`${where}.input: expected an object`);
       count.chars += name.length + JSON.stringify(b.input).length;
-      return { type: 'tool_use', id, name, input: b.input };
+      return cacheable(b, { type: 'tool_use' as const, id, name, input: b.input });
     }
     case 'tool_result':
     case 'image':
@@ -186,6 +196,12 @@ function parseSystem(v: unknown, count: Counter, where = 'system'): string | und
   return s;
 }
 
+/** The system blocks (already validated by parseSystem) when one of them carries cache_control. */
+function cachedSystemBlocks(v: unknown): SystemBlock[] | undefined {
+  if (!Array.isArray(v) || !v.some((b) => isObj(b) && isObj(b.cache_control))) return undefined;
+  return v.map((b: Obj) => cacheable(b, { text: b.text as string }));
+}
+
 function parseTools(v: unknown, count: Counter): ToolParam[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalidRequest('tools: expected an array');
@@ -199,7 +215,7 @@ function parseTools(v: unknown, count: Counter): ToolParam[] | undefined {
     if (seen.has(name)) throw invalidRequest(`${where}.name: duplicate tool name`);
     seen.add(name);
     if (!isObj(t.input_schema)) throw invalidRequest(`${where}.input_schema: expected a JSON Schema object`);
-    const tool: ToolParam = { name, input_schema: t.input_schema };
+    const tool: ToolParam = cacheable(t, { name, input_schema: t.input_schema });
     if (typeof t.description === 'string') tool.description = t.description;
     count.chars += name.length + (tool.description?.length ?? 0) + JSON.stringify(t.input_schema).length;
     return tool;
@@ -263,6 +279,8 @@ export function parseMessagesRequest(body: unknown, opts: { requireMaxTokens?: b
     imageCount: count.images,
   };
   if (system !== undefined) req.system = system;
+  const systemBlocks = cachedSystemBlocks(body.system);
+  if (systemBlocks) req.systemBlocks = systemBlocks;
   if (tools !== undefined) req.tools = tools;
   if (toolChoice !== undefined) req.tool_choice = toolChoice;
   if (stop !== undefined && stop.length > 0) req.stop_sequences = stop;

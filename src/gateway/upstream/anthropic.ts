@@ -3,7 +3,10 @@
  *
  * The canonical request is Anthropic-shaped, so this is mostly a re-serialisation. Decisions:
  * - system prompt + mid-conversation system messages → `system` (joined with a blank line; the
- *   Messages API has no system role inside `messages`).
+ *   Messages API has no system role inside `messages`); a system prompt with cache breakpoints
+ *   goes as its blocks (mid-conversation system messages as further text blocks).
+ * - `cache_control` on system blocks, content blocks and tools goes back as the client sent it
+ *   (Claude Code's prompt caching keeps working through the gateway).
  * - thinking blocks go back with their `signature`; a thinking block without one (history from a
  *   Chat or Responses client) is not sent — the API rejects unsigned thinking.
  * - images (base64 or URL), tool results (text + images, `is_error`) pass through.
@@ -12,7 +15,7 @@
  * - `max_tokens` is required by the API: a client that sent none gets DEFAULT_MAX_TOKENS.
  * - auth: `x-api-key` + `anthropic-version: 2023-06-01`.
  */
-import { type AssistantBlock, budgetForEffort, type CanonicalRequest, type ImageSource, type Obj, type UserBlock } from '../canonical';
+import { type AssistantBlock, budgetForEffort, type Cacheable, type CanonicalRequest, type ImageSource, type Obj, type UserBlock } from '../canonical';
 import type { UpstreamFormat } from './types';
 import { endpointUrl } from './url';
 
@@ -25,38 +28,46 @@ function image(src: ImageSource): Obj {
     : { type: 'image', source: { type: 'url', url: src.url } };
 }
 
+/** `out` with the client's cache breakpoint, if it set one. */
+function cached(b: Cacheable, out: Obj): Obj {
+  if (b.cache_control) out.cache_control = b.cache_control;
+  return out;
+}
+
 function userContent(blocks: UserBlock[]): Obj[] {
-  return blocks.map((b): Obj => {
-    if (b.type === 'text') return { type: 'text', text: b.text };
-    if (b.type === 'image') return image(b.source);
-    const content: Obj[] = [];
-    if (b.text.length > 0) content.push({ type: 'text', text: b.text });
-    for (const i of b.images) content.push(image(i));
-    const out: Obj = { type: 'tool_result', tool_use_id: b.tool_use_id, content };
-    if (b.is_error) out.is_error = true;
-    return out;
-  });
+  return blocks.map((b): Obj => cached(b, userBlock(b)));
+}
+
+function userBlock(b: UserBlock): Obj {
+  if (b.type === 'text') return { type: 'text', text: b.text };
+  if (b.type === 'image') return image(b.source);
+  const content: Obj[] = [];
+  if (b.text.length > 0) content.push({ type: 'text', text: b.text });
+  for (const i of b.images) content.push(image(i));
+  const out: Obj = { type: 'tool_result', tool_use_id: b.tool_use_id, content };
+  if (b.is_error) out.is_error = true;
+  return out;
 }
 
 function assistantContent(blocks: AssistantBlock[]): Obj[] {
   const out: Obj[] = [];
   for (const b of blocks) {
     if (b.type === 'text') {
-      if (b.text.length > 0) out.push({ type: 'text', text: b.text });
+      if (b.text.length > 0) out.push(cached(b, { type: 'text', text: b.text }));
     } else if (b.type === 'thinking') {
       if (b.signature) out.push({ type: 'thinking', thinking: b.thinking, signature: b.signature });
-    } else out.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input });
+    } else out.push(cached(b, { type: 'tool_use', id: b.id, name: b.name, input: b.input }));
   }
   return out;
 }
 
 /** Canonical request → Anthropic Messages body. */
 export function toAnthropicRequest(req: CanonicalRequest, model: string): Obj {
-  const system: string[] = req.system !== undefined && req.system.length > 0 ? [req.system] : [];
+  const mid: string[] = [];
   const messages: Obj[] = [];
   for (const m of req.messages) {
     if (m.role === 'system') {
-      if (m.text.length > 0) system.push(m.text);
+      if (m.text.length > 0) mid.push(m.text);
     } else if (m.role === 'user') messages.push({ role: 'user', content: userContent(m.content) });
     else {
       const content = assistantContent(m.content);
@@ -64,9 +75,13 @@ export function toAnthropicRequest(req: CanonicalRequest, model: string): Obj {
     }
   }
   const out: Obj = { model, max_tokens: req.max_tokens > 0 ? req.max_tokens : DEFAULT_MAX_TOKENS, messages, stream: true };
-  if (system.length > 0) out.system = system.join('\n\n');
+  if (req.systemBlocks) out.system = [...req.systemBlocks.map((b) => cached(b, { type: 'text', text: b.text })), ...mid.map((text) => ({ type: 'text', text }))];
+  else {
+    const system = req.system !== undefined && req.system.length > 0 ? [req.system, ...mid] : mid;
+    if (system.length > 0) out.system = system.join('\n\n');
+  }
   if (req.tools && req.tools.length > 0)
-    out.tools = req.tools.map((t) => (t.description !== undefined ? { name: t.name, description: t.description, input_schema: t.input_schema } : { name: t.name, input_schema: t.input_schema }));
+    out.tools = req.tools.map((t) => cached(t, t.description !== undefined ? { name: t.name, description: t.description, input_schema: t.input_schema } : { name: t.name, input_schema: t.input_schema }));
   if (req.tool_choice) out.tool_choice = { ...req.tool_choice };
   if (req.stop_sequences) out.stop_sequences = req.stop_sequences;
   if (req.temperature !== undefined) out.temperature = req.temperature;

@@ -8,8 +8,12 @@
  * - `tool_result` → `function_call_output {call_id, output}` (text; images in a tool result move to
  *   a user message right after, as for Chat; `is_error` prefixes "Error: ").
  * - assistant text → a `message` item with `output_text`; `tool_use` → `function_call {call_id,
- *   name, arguments}`. Thinking history is not sent (a stateless Responses request can only replay
- *   reasoning as the provider's own encrypted items, which other backends never produced).
+ *   name, arguments}`; thinking with a signature → a `reasoning` item `{summary: [{type:
+ *   "summary_text", text}], encrypted_content: signature}` in place (what Codex replays with
+ *   `store: false`; the signature is the `encrypted_content` this backend produced, which the
+ *   gateway hands its clients as the thinking signature), and the request then asks for
+ *   `include: ["reasoning.encrypted_content"]` so the next turn has it too (also when reasoning is
+ *   requested). Thinking without a signature is not sent (a stateless request cannot replay it).
  * - tools → `{type: "function", name, description, parameters, strict: false}`; tool_choice
  *   auto/any/none/tool → "auto"/"required"/"none"/`{type: "function", name}`;
  *   `disable_parallel_tool_use` → `parallel_tool_calls: false` (and true when false).
@@ -32,6 +36,7 @@ export function toResponsesRequest(req: CanonicalRequest, model: string): Obj {
   if (req.top_k !== undefined) throw invalidRequest('top_k: the upstream (OpenAI Responses API) has no top_k; remove it');
   if (req.stop_sequences) throw invalidRequest('stop sequences: the upstream (OpenAI Responses API) has no stop sequences; remove them');
   const input: Obj[] = [];
+  let replaysReasoning = false;
   for (const m of req.messages) {
     if (m.role === 'system') {
       if (m.text.length > 0) input.push({ type: 'message', role: 'system', content: m.text });
@@ -67,11 +72,16 @@ export function toResponsesRequest(req: CanonicalRequest, model: string): Obj {
       else if (b.type === 'tool_use') {
         flushText();
         input.push({ type: 'function_call', call_id: b.id, name: b.name, arguments: JSON.stringify(b.input) });
+      } else if (b.signature) {
+        flushText();
+        input.push({ type: 'reasoning', summary: b.thinking.length > 0 ? [{ type: 'summary_text', text: b.thinking }] : [], encrypted_content: b.signature });
+        replaysReasoning = true;
       }
     }
     flushText();
   }
   const out: Obj = { model, input, stream: true, store: false };
+  if (replaysReasoning || req.reasoning) out.include = ['reasoning.encrypted_content'];
   if (req.system !== undefined && req.system.length > 0) out.instructions = req.system;
   if (req.max_tokens > 0) out.max_output_tokens = req.max_tokens;
   if (req.temperature !== undefined) out.temperature = req.temperature;
