@@ -75,8 +75,8 @@ function checkInput(file: string, st: fs.Stats, maxBytes: number): void {
   }
 }
 
-/** Read a whole input file as UTF-8 text, under the rules above. Throws `UsageError` or `CliError` (one line). */
-export function readInputText(file: string, maxBytes = maxInputBytes()): string {
+/** Open `file` for reading and check it under the rules above (the caller closes the descriptor). */
+function openInput(file: string, maxBytes: number): number {
   let fd: number;
   try {
     // O_NONBLOCK: opening a FIFO with no writer must not block; fstat then refuses it.
@@ -85,13 +85,27 @@ export function readInputText(file: string, maxBytes = maxInputBytes()): string 
     throw openError(file, err);
   }
   try {
-    let st: fs.Stats;
-    try {
-      st = fs.fstatSync(fd);
-    } catch (err) {
-      throw openError(file, err);
-    }
-    checkInput(file, st, maxBytes);
+    checkInput(file, fs.fstatSync(fd), maxBytes);
+    return fd;
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err instanceof UsageError || err instanceof CliError ? err : openError(file, err);
+  }
+}
+
+/**
+ * Check an input that another reader opens (e.g. a journal, read by its store): a regular file
+ * within the size limit, or a one-line `UsageError` / `CliError`. The store checks again on its own
+ * descriptor, so a file swapped in between is refused too.
+ */
+export function checkInputFile(file: string, maxBytes = maxInputBytes()): void {
+  fs.closeSync(openInput(file, maxBytes));
+}
+
+/** Read a whole input file as UTF-8 text, under the rules above. Throws `UsageError` or `CliError` (one line). */
+export function readInputText(file: string, maxBytes = maxInputBytes()): string {
+  const fd = openInput(file, maxBytes);
+  try {
     const decoder = new StringDecoder('utf8');
     const buf = Buffer.allocUnsafe(Math.min(CHUNK, maxBytes + 1));
     const parts: string[] = [];

@@ -2,10 +2,12 @@ import * as fs from 'node:fs';
 import { parseArgs, UsageError } from './args';
 import { formatReport, readToolsFile } from './replay';
 import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
+import { checkInputFile, maxInputBytes } from './input';
 import type { CallResult } from '../calls';
 import { settleMicrotasks, VirtualClock } from '../engine/clock';
 import type { TurnController } from '../engine/controller';
 import { ResumeError, resumeTurn, type ResumedCall } from '../engine/resume';
+import { JournalRefusedError } from '../journal/check';
 import { FileJournalStore } from '../journal/fileStore';
 import { createTurnJournal } from '../journal/journal';
 import { JournalError, type ResumedHow } from '../journal/records';
@@ -31,8 +33,17 @@ Options:
   --inspect-contents     keep argument and result contents in inspection events
   -h, --help             this help
 
-Exit codes: 0 ok (invariants hold), 1 bad/corrupt journal, turn locked by another worker, or an
-invariant violation, 2 usage error.
+The journal is checked before anything runs: its header must name this turn (the file name),
+every record must fit the turn's lifecycle, and with SLUICE_JOURNAL_KEY set every record's MAC
+must verify. A refused journal is one line naming the record; --json then prints the results it
+recorded before that record ({"refused": …, "kept": […]}).
+
+Input rules as for replay: a regular file within SLUICE_MAX_INPUT_BYTES (a directory, FIFO or
+device is a usage error). Environment: SLUICE_JOURNAL_KEY (MAC key, ≥ 16 bytes),
+SLUICE_LEASE_TTL_MS (lease time to live, default 60000).
+
+Exit codes: 0 ok (invariants hold), 1 bad/corrupt/refused journal, turn locked by another worker,
+store failure, or an invariant violation, 2 usage error.
 `;
 
 const SPEC = {
@@ -78,7 +89,7 @@ export async function journalForReplay(
 
 function openFile(file: string) {
   try {
-    return FileJournalStore.forFile(file);
+    return FileJournalStore.forFile(file, { maxBytes: maxInputBytes() });
   } catch (err) {
     if (err instanceof JournalError) throw new UsageError(`${file}: ${err.message}`);
     throw err;
@@ -127,7 +138,7 @@ export async function run(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, SPEC);
   if (positionals.length !== 1) throw new UsageError('expected exactly one journal file');
   const file = positionals[0]!;
-  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+  checkInputFile(file); // regular files only, size limit (src/cli/input.ts): exit 2 / 1, one line
   const { store, turn } = openFile(file);
   let records;
   try {
@@ -164,6 +175,10 @@ export async function run(argv: string[]): Promise<number> {
     });
   } catch (err) {
     await inspection?.close();
+    if (err instanceof JournalRefusedError && flags.json) {
+      const kept = err.kept.map((k) => ({ attempt: k.attempt, index: k.index, id: k.id, name: k.name, ok: k.ok, content: k.content, ...(k.synthetic ? { synthetic: k.synthetic } : {}) }));
+      process.stdout.write(JSON.stringify({ journal: file, refused: { record: err.record, reason: err.reason }, kept }, null, 2) + '\n');
+    }
     if (err instanceof ResumeError || err instanceof JournalError) {
       process.stderr.write(`sluice resume: ${file}: ${err.message}\n`);
       return 1;

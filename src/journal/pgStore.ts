@@ -32,6 +32,7 @@
  *   is yours: give it `pool.on('error', …)`.)
  * Nothing here logs record contents.
  */
+import { checkRecordDepth } from './codec';
 import { holderIsDead, hostIdentity } from './lease';
 import { JournalError, type JournalRecord, isJournalRecord, toJournalError } from './records';
 import type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './store';
@@ -215,8 +216,10 @@ export class PostgresJournalStore implements JournalStore {
     const records: JournalRecord[] = [];
     for (const row of rows) {
       let r: unknown;
+      const body = String(row.body);
+      checkRecordDepth(body, turn, records.length);
       try {
-        r = JSON.parse(String(row.body));
+        r = JSON.parse(body);
       } catch {
         r = undefined;
       }
