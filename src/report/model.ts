@@ -9,10 +9,16 @@
  *   stream end − result (the tool had finished), 0 when it finished after; in shadow mode the
  *   same with the projected start (shadow start + the real duration);
  * - *time saved* per turn: library/journal turns only (the gateway's client runs the tools):
- *   real = the post-stream projection (safe calls together, unsafe ones one at a time, all
- *   after the stream ended) − the real end; shadow = the library's `shadowSavedMs`;
+ *   real = the library's `sluice.turn.saved_ms`, or for journals the same simulation
+ *   (src/execute/shadow.ts: every start held until the stream ended, real durations) − the real
+ *   end; shadow = the library's `shadowSavedMs`;
  * - *violations*: SPEC §7 invariant violations found in the turn's own lifecycle (go/no-go: 0).
  */
+
+import { type ShadowCall, simulateSafeStarts } from '../execute/shadow';
+
+/** runTurn's default `policy.maxConcurrent` (journals and spans do not record it). */
+const DEFAULT_MAX_CONCURRENT = 10;
 
 /** Calls complete less than this before the end of the stream count as complete "at the end". */
 export const EARLY_MIN_MS = 50;
@@ -115,35 +121,22 @@ function completeOf(c: ReportCall): number | undefined {
 }
 
 /**
- * The end of a turn had every call waited for the stream's end: in model order, safe calls run
- * together after the end of the stream (and after every earlier unsafe call), an unsafe call after
- * everything before it. Real durations. Undefined when a call's run was not recorded.
+ * Real time saved by early starts (ms, ≥ 0): src/execute/shadow.ts simulates the same turn with
+ * every start held until the stream ended (the library's `postStreamOfTurn`), from the real
+ * durations; undefined when a call's run was not recorded.
  */
-export function postStreamEnd(streamEndMs: number, calls: readonly ReportCall[]): number | undefined {
-  let barrier = streamEndMs; // everything before this point has finished
-  let end = streamEndMs;
-  for (const c of calls) {
-    if (c.startedMs === undefined || c.resultMs === undefined) {
-      if (c.synthetic !== undefined) continue; // never ran (denied, suppressed, …)
-      return undefined;
-    }
-    const d = Math.max(0, c.resultMs - c.startedMs);
-    if (c.safe) end = Math.max(end, barrier + d);
-    else {
-      barrier = Math.max(end, barrier) + d;
-      end = barrier;
-    }
+export function realSavedMs(streamEndMs: number, calls: readonly ReportCall[], maxConcurrent = DEFAULT_MAX_CONCURRENT): number | undefined {
+  const sim: ShadowCall[] = [];
+  let actualEndMs = streamEndMs;
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i]!;
+    const ran = c.startedMs !== undefined && c.resultMs !== undefined;
+    if (!ran && c.synthetic === undefined) return undefined;
+    if (c.resultMs !== undefined) actualEndMs = Math.max(actualEndMs, c.resultMs);
+    sim.push({ index: i, readyMs: Math.max(c.releasedMs ?? streamEndMs, streamEndMs), safe: c.safe ?? false, ...(ran ? { durationMs: c.resultMs! - c.startedMs! } : {}) });
   }
-  return end;
-}
-
-/** Real time saved by early starts (ms): the post-stream projection − the real end. */
-export function realSavedMs(streamEndMs: number, calls: readonly ReportCall[]): number | undefined {
-  const projected = postStreamEnd(streamEndMs, calls);
-  if (projected === undefined) return undefined;
-  let realEnd = streamEndMs;
-  for (const c of calls) if (c.resultMs !== undefined) realEnd = Math.max(realEnd, c.resultMs);
-  return projected - realEnd;
+  const r = simulateSafeStarts({ calls: sim, streamEndMs, maxConcurrent, actualEndMs });
+  return Math.max(0, r.endMs - actualEndMs);
 }
 
 export function summarize(turns: readonly ReportTurn[], inputs: number): Report {

@@ -304,7 +304,7 @@ function librarySpanTurn(s: OtlpSpan, a: Map<string, unknown>, ref: string): Rep
   };
   if (streamEnd !== undefined) {
     turn.streamEndMs = streamEnd;
-    const saved = shadow ? num(a.get(N.ATTR_TURN_SHADOW_SAVED_MS)) : realSavedMs(streamEnd, calls);
+    const saved = shadow ? num(a.get(N.ATTR_TURN_SHADOW_SAVED_MS)) : (num(a.get(N.ATTR_TURN_SAVED_MS)) ?? realSavedMs(streamEnd, calls));
     if (saved !== undefined) turn.savedMs = saved;
   }
   return turn;
@@ -351,7 +351,8 @@ function journalTurn(file: string, buf: Buffer): ReportTurn {
     }
   }
   const meta = header.meta ?? {};
-  const shadow = (header.earlyStart as string | undefined) === 'shadow';
+  // The header's policy; a shadow-mode turn runs as 'none', so its writer says so in meta.earlyStart.
+  const shadow = (header.earlyStart as string | undefined) === 'shadow' || meta.earlyStart === 'shadow';
   const list = [...calls.entries()].sort((x, y) => x[0] - y[0]).map(([, c]) => c).filter((c) => c.releasedMs !== undefined);
   const turn: ReportTurn = {
     source: 'journal',
@@ -363,7 +364,7 @@ function journalTurn(file: string, buf: Buffer): ReportTurn {
     attempts: Math.max(1, last),
     aborted,
     calls: list,
-    violations: checkTrace(journalTrace(records), header.earlyStart && !shadow ? { earlyStart: header.earlyStart } : { earlyStart: 'none' }).violations.length,
+    violations: checkTrace(journalTrace(records), { earlyStart: shadow ? 'none' : (header.earlyStart ?? 'safe') }).violations.length,
   };
   if (streamEnd !== undefined) {
     turn.streamEndMs = streamEnd;

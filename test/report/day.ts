@@ -19,6 +19,11 @@ import { startOtel } from '../../src/gateway/otel';
 import { type ScriptLine, scriptFromTrace, startScriptedUpstream, type ScriptedUpstream } from '../../src/gateway/scripted';
 import { type Gateway, startGateway } from '../../src/gateway/server';
 import { synthesizeTrace } from '../../src/trace/synth';
+import { runTurn } from '../../src/engine/runTurn';
+import { defineTool } from '../../src/execute/tools';
+import { FileJournalStore } from '../../src/journal/fileStore';
+import { createTurnJournal } from '../../src/journal/journal';
+import { z } from 'zod';
 
 export const FORMATS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'] as const;
 type Format = (typeof FORMATS)[number];
@@ -40,7 +45,7 @@ function lines(format: Format, model: string, mode: string): ScriptLine[] {
   });
   const script = bunch(scriptFromTrace(trace)[0]!);
   // reset: the backend dies after the first call was sent; abort: it stalls, the client leaves.
-  if (mode === 'reset') return [...script.filter((l) => l.t <= 150), { t: 200, reset: true }];
+  if (mode === 'reset') return [...script.filter((l) => l.t <= 150), { t: 400, reset: true }];
   if (mode === 'abort') return [...script.filter((l) => l.t <= 150), { t: 150, hang: true }];
   return script;
 }
@@ -101,9 +106,54 @@ function request(gw: Gateway, model: string, mode: string, abortAfterMs?: number
 }
 
 
+/** Library turns: read_file (safe, 200 ms) complete at 100 ms, edit_file (unsafe, 50 ms) at 220 ms, end at 500 ms. */
+export const LIB_FORMATS = ['anthropic', 'openai-chat'] as const;
+
+async function* play(script: ScriptLine[]): AsyncGenerator<unknown> {
+  const t0 = performance.now();
+  for (const l of script) {
+    if (!('data' in l) || l.data === '[DONE]') continue;
+    const wait = t0 + l.t - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    yield l.data;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const TOOLS = [
+  defineTool({ name: 'read_file', kind: 'read', input: z.object({ path: z.string() }), run: async () => (await sleep(200), 'SECRET_RESULT') }),
+  defineTool({ name: 'edit_file', kind: 'edit', input: z.object({ path: z.string() }), run: async () => (await sleep(50), 'SECRET_RESULT') }),
+];
+
+/** Two turns per library format and policy ('safe' → model lib-safe, 'shadow' → lib-shadow), journaled. */
+async function libraryTurns(dir: string): Promise<void> {
+  const store = new FileJournalStore(path.join(dir, 'journals'), { fsync: false });
+  let n = 0;
+  for (const format of LIB_FORMATS)
+    for (const earlyStart of ['safe', 'shadow'] as const)
+      for (let i = 0; i < 2; i++) {
+        const model = `lib-${earlyStart}`;
+        const script = scriptFromTrace(
+          synthesizeTrace(format, {
+            model,
+            calls: [
+              { name: 'read_file', id: 'toolu_r', args: { path: 'SECRET_PATH_r' }, openMs: 0, completeMs: 100 },
+              { name: 'edit_file', id: 'toolu_e', args: { path: 'SECRET_PATH_e' }, openMs: 120, completeMs: 220 },
+            ],
+            endMs: END,
+            finish: 'tool_calls',
+          }),
+        )[0]!;
+        const journal = await createTurnJournal(store, `turn-${++n}`, { format, ...(earlyStart === 'safe' ? { earlyStart } : {}), meta: { model, earlyStart } });
+        await runTurn({ format, stream: () => play(script), tools: TOOLS, policy: { earlyStart }, journal, telemetry: { model } });
+      }
+  await store.close();
+}
+
 export async function generateDay(dir: string): Promise<void> {
   fs.mkdirSync(path.join(dir, 'logs'));
   fs.mkdirSync(path.join(dir, 'otlp'));
+  fs.mkdirSync(path.join(dir, 'journals'));
   const receiver = await startReceiver();
   const otel = startOtel({ serviceName: 'report-day', traces: { url: `${receiver.url}/v1/traces`, protocol: 'http/json' } });
   const logLines: string[] = [];
@@ -112,8 +162,9 @@ export async function generateDay(dir: string): Promise<void> {
   const ups: ScriptedUpstream[] = [];
   const gws: Gateway[] = [];
   try {
-    await Promise.all(
-      FORMATS.map(async (format) => {
+    // One gateway at a time (each with its requests in parallel): less contention, steadier timings.
+    for (const format of FORMATS) {
+      await (async () => {
         const up = await startScriptedUpstream({
           script: (req) => {
             const text = `${req.url} ${JSON.stringify(req.body)}`;
@@ -133,13 +184,15 @@ export async function generateDay(dir: string): Promise<void> {
           request(gw, small, 'ok'),
           request(gw, small, 'ok'),
           request(gw, small, 'reset').then(() => request(gw, small, 'ok')),
-          request(gw, small, 'abort', 300),
+          request(gw, small, 'abort', 600),
           request(gw, large, 'ok'),
           request(gw, large, 'ok'),
           request(gw, large, 'ok'),
         ]);
-      }),
-    );
+      })();
+    }
+    // The library in the same process: its sluice.turn spans go to the same exporter.
+    await libraryTurns(dir);
   } finally {
     for (const gw of gws) await gw.close();
     for (const up of ups) await up.close();

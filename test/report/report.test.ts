@@ -118,15 +118,53 @@ test('the gateway log: per format and model, the numbers the day was scripted wi
 
 test('the OTLP JSON the receiver got gives the same table; logs and spans of one request count once', async () => {
   const fromLog = await jsonReport([LOG()]);
+  const gatewayRows = (rep: Report): unknown[] => rep.rows.filter((r) => !r.model.startsWith('lib-')).map(counts);
   const fromOtlp = await jsonReport([OTLP()]);
-  expect(fromOtlp.rows.map(counts)).toEqual(fromLog.rows.map(counts));
-  expect(fromOtlp.rows.every((r) => r.sources.join() === 'otlp-gateway')).toBe(true);
+  expect(gatewayRows(fromOtlp)).toEqual(fromLog.rows.map(counts));
+  expect(fromOtlp.rows.filter((r) => !r.model.startsWith('lib-')).every((r) => r.sources.join() === 'otlp-gateway')).toBe(true);
   const both = await jsonReport([path.join(tmp, 'logs'), path.join(tmp, 'otlp')]);
-  expect(both.rows.map(counts)).toEqual(fromLog.rows.map(counts));
+  expect(gatewayRows(both)).toEqual(fromLog.rows.map(counts));
   expect(both.totals.inputs).toBe(2);
   // Never contents.
   expect(fs.readFileSync(OTLP(), 'utf8')).not.toContain('SECRET_PATH');
   expect(fs.readFileSync(LOG(), 'utf8')).not.toContain('SECRET_PATH');
+});
+
+test('library turns: the same numbers from their OTLP sluice.turn spans and from their journals; real and shadow time saved', async () => {
+  const fromOtlp = (await jsonReport([OTLP()])).rows.filter((r) => r.model.startsWith('lib-'));
+  const fromJournals = (await jsonReport([path.join(tmp, 'journals')])).rows;
+  for (const [rows, source] of [
+    [fromOtlp, 'otlp-turn'],
+    [fromJournals, 'journal'],
+  ] as const) {
+    expect(rows.map((r) => `${r.format} ${r.model}`)).toEqual(['anthropic lib-safe', 'anthropic lib-shadow', 'openai-chat lib-safe', 'openai-chat lib-shadow']);
+    for (const r of rows) {
+      // 2 turns × (read_file complete at 100 ms, edit_file at 220 ms; the stream ends at 500 ms).
+      expect({ turns: r.turns, calls: r.calls, early: r.earlyCalls, timed: r.timedCalls, violations: r.violations, sources: r.sources }).toEqual({
+        turns: 2,
+        calls: 4,
+        early: 4,
+        timed: 4,
+        violations: 0,
+        sources: [source],
+      });
+      const shadow = r.model === 'lib-shadow';
+      if (shadow && source === 'journal') {
+        expect(r.savedKind).toBe('n/a'); // journals do not record the shadow projection
+        continue;
+      }
+      // read_file (200 ms) runs inside the stream instead of after it: about 200 ms per turn.
+      expect(r.savedKind).toBe(shadow ? 'shadow' : 'real');
+      expect(r.savedPerTurnMs!).toBeGreaterThan(100);
+      expect(r.savedPerTurnMs!).toBeLessThan(300);
+    }
+    // Head start: read_file's result (≈ 300 ms) before the end (≈ 500 ms); edit_file none.
+    for (const r of rows.filter((x) => source === 'otlp-turn' || x.model === 'lib-safe')) {
+      expect(r.headStartP50Ms!).toBeLessThan(50);
+      expect(r.headStartP90Ms!).toBeGreaterThan(100);
+    }
+  }
+  expect(fs.readFileSync(OTLP(), 'utf8')).not.toContain('SECRET_RESULT');
 });
 
 test('the Markdown table, the GO line and the chart', async () => {
