@@ -11,7 +11,8 @@
  * - "20 calls": twenty read calls, tools resolve at once: 21 spans per turn, so
  *   (on − off) / 21 is the cost of one span with its events and the turn's metrics.
  *
- *   npx ts-node --transpile-only bench/telemetry.ts          (or node dist/bench/telemetry.js)
+ *   npx ts-node --transpile-only bench/telemetry.ts [--baseline-dist DIR] [--budget-ms N]
+ *   (or node dist/bench/telemetry.js; DIR from `node dist/bench/baseline.js <ref>`)
  */
 import { context, metrics, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -156,7 +157,8 @@ export function formatTelemetry(rows: TelemetryRow[]): string {
 
 if (require.main === module) {
   const i = process.argv.indexOf('--baseline-dist');
-  benchTelemetry({ baselineDist: i > 0 ? process.argv[i + 1] : undefined }).then(
+  const b = process.argv.indexOf('--budget-ms');
+  benchTelemetry({ baselineDist: i > 0 ? process.argv[i + 1] : undefined, budgetMs: b > 0 ? Number(process.argv[b + 1]) : undefined }).then(
     (rows) => process.stdout.write(formatTelemetry(rows)),
     (err: unknown) => {
       process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);

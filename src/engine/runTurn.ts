@@ -6,12 +6,12 @@ import type { EarlyStart } from '../execute/schedule';
 import type { HistoryMessage } from '../history/types';
 import { createAdapter, createStreamReader, WIRE_FORMATS } from '../wire';
 import { FormatCheck } from '../wire/detect';
-import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
-import { shadowOfTurn } from '../execute/shadow';
+import { type Adapter, type StreamEvent, type WireFormat } from '../wire/events';
+import { postStreamOfTurn, shadowOfTurn } from '../execute/shadow';
 import { checkTurn } from '../trace/invariants';
 import { startTurnTelemetry, type TelemetryOptions, type TurnTelemetry } from '../telemetry/turn';
 import { type Clock, realClock } from './clock';
-import { openStream, type StreamInput, type StreamItem } from './streamSource';
+import { classifyStreamError, openStream, type StreamInput, type StreamItem } from './streamSource';
 import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnSummary, TurnController } from './controller';
 import { LIMIT_ERROR_TYPE, SluiceLimitError, type TurnLimits } from './limits';
 
@@ -187,13 +187,11 @@ class StreamFailure extends Error {
   }
 }
 
+/** SDK, AI SDK and fetch errors are classified by status and code in one place (streamSource.ts). */
 function toStreamError(err: unknown): { type: string; message: string; retryable: boolean } {
   if (err instanceof StreamFailure) return { type: err.type, message: err.message, retryable: err.retryable };
-  const e = err as { status?: number; name?: string; message?: string; error?: { type?: string } };
-  const status = typeof e?.status === 'number' ? e.status : undefined;
-  const type = e?.error?.type ?? (status ? `http_${status}` : (e?.name ?? 'stream_error'));
-  const retryable = status !== undefined ? status === 408 || status === 409 || status === 429 || status >= 500 : isRetryableErrorType(type) || /ECONNRESET|socket|network|terminated/i.test(e?.message ?? '');
-  return { type, message: e?.message ?? 'the model stream failed', retryable };
+  const { type, message, retryable } = classifyStreamError(err);
+  return { type, message, retryable };
 }
 
 const POLICY_KEYS: ReadonlyArray<keyof TurnPolicy> = [
@@ -322,8 +320,16 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
       summary.shadowSavedMs = shadow.savedMs;
     }
   }
-  // The RFC's rollout signal: SPEC §7 on the turn's own output (only when telemetry records).
-  tel?.end({ summary, violations: checkTurn(summary.history, summary.trace, earlyStart) });
+  if (tel) {
+    // The RFC's rollout signal: SPEC §7 on the turn's own output; with early start on, the saving
+    // against post-stream dispatch from the real durations (only when telemetry records).
+    const early = summary.outcome === 'done' && earlyStart !== 'none';
+    tel.end({
+      summary,
+      violations: checkTurn(summary.history, summary.trace, earlyStart),
+      ...(early ? { savedMs: postStreamOfTurn(summary, maxConcurrent)?.savedMs } : {}),
+    });
+  }
   return { messages: summary.history, calls: summary.calls, summary };
 }
 

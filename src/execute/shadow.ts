@@ -84,7 +84,7 @@ export function simulateSafeStarts(input: ShadowInput): ShadowResult {
   return { startMs, endMs, savedMs: Math.max(0, input.actualEndMs - endMs) };
 }
 
-/** The per-call facts `simulateSafeStarts` needs, read from a finished turn's summary. */
+/** The per-call facts the simulations need, read from a finished turn's summary. */
 export interface ShadowTurn {
   streamEndMs?: number;
   attempts: number;
@@ -97,6 +97,24 @@ export interface ShadowTurn {
  * saving. Undefined when the stream did not end normally (nothing to compare).
  */
 export function shadowOfTurn(turn: ShadowTurn, maxConcurrent: number): ShadowResult | undefined {
+  const input = simulationInput(turn, maxConcurrent);
+  return input && simulateSafeStarts(input);
+}
+
+/**
+ * The other direction, for a turn that ran with early start ('safe' / 'all'): how much later its
+ * last result would have come under post-stream dispatch ('none' = the same rules with every start
+ * held until the stream ended), from the real durations. `savedMs` is that difference (≥ 0).
+ */
+export function postStreamOfTurn(turn: ShadowTurn, maxConcurrent: number): { endMs: number; savedMs: number } | undefined {
+  const input = simulationInput(turn, maxConcurrent);
+  if (input === undefined) return undefined;
+  const end = input.streamEndMs;
+  const r = simulateSafeStarts({ ...input, calls: input.calls.map((c) => ({ ...c, readyMs: Math.max(c.readyMs, end) })) });
+  return { endMs: r.endMs, savedMs: Math.max(0, r.endMs - input.actualEndMs) };
+}
+
+function simulationInput(turn: ShadowTurn, maxConcurrent: number): ShadowInput | undefined {
   if (turn.streamEndMs === undefined) return undefined;
   const attempt = turn.attempts;
   const safe = new Map<number, boolean>();
@@ -120,5 +138,5 @@ export function shadowOfTurn(turn: ShadowTurn, maxConcurrent: number): ShadowRes
     });
   }
   calls.sort((a, b) => a.index - b.index);
-  return simulateSafeStarts({ calls, streamEndMs: turn.streamEndMs, maxConcurrent, actualEndMs });
+  return { calls, streamEndMs: turn.streamEndMs, maxConcurrent, actualEndMs };
 }

@@ -12,6 +12,7 @@ export interface TurnInstruments {
   turns: Counter;
   turnDuration: Histogram;
   shadowSaved: Histogram;
+  saved: Histogram;
   tokens: Counter;
 }
 
@@ -38,6 +39,7 @@ export function instrumentsFor(meter: Meter): TurnInstruments {
     turns: meter.createCounter(N.METRIC_TURNS, { unit: '{turn}', description: 'Turns by outcome' }),
     turnDuration: seconds(N.METRIC_TURN_DURATION, 'runTurn call to turn done'),
     shadowSaved: seconds(N.METRIC_SHADOW_SAVED, "Shadow mode: turn time earlyStart 'safe' would have saved"),
+    saved: seconds(N.METRIC_SAVED, 'Early start on: turn time saved against post-stream dispatch (estimated from the real tool durations)'),
     tokens: meter.createCounter(N.METRIC_TOKENS, { unit: '{token}', description: 'Tokens the stream reported, by gen_ai.token.type' }),
   };
   cache.set(meter, made);

@@ -60,6 +60,8 @@ export const ATTR_TURN_STREAM_END_MS = 'sluice.turn.stream_end_ms';
 export const ATTR_TURN_DONE_MS = 'sluice.turn.done_ms';
 /** Shadow mode: the turn time `'safe'` would have saved (ms). */
 export const ATTR_TURN_SHADOW_SAVED_MS = 'sluice.turn.shadow_saved_ms';
+/** Early start on ('safe' / 'all'): turn time saved against post-stream dispatch, estimated from the real tool durations (ms). */
+export const ATTR_TURN_SAVED_MS = 'sluice.turn.saved_ms';
 export const ATTR_TURN_INVARIANT_VIOLATIONS = 'sluice.turn.invariant_violations';
 export const ATTR_LIMIT = 'sluice.limit';
 
@@ -130,6 +132,8 @@ export const METRIC_INVARIANT_VIOLATIONS = 'sluice.turn.invariant_violations';
 export const METRIC_TURNS = 'sluice.turns';
 /** Histogram, seconds: shadow mode's projected saving per turn. Labels: format, model. */
 export const METRIC_SHADOW_SAVED = 'sluice.turn.shadow_saved';
+/** Histogram, seconds: early start on, the saving against post-stream dispatch (estimated from the real durations). Labels: format, model, early_start. */
+export const METRIC_SAVED = 'sluice.turn.saved';
 /** Histogram, seconds: `runTurn` call → turn done. Labels: format, model, sluice.early_start, sluice.turn.outcome. */
 export const METRIC_TURN_DURATION = 'sluice.turn.duration';
 /** Counter, tokens: `gen_ai.token.type` input | output (GenAI `gen_ai.client.token.usage` is a histogram; this is a sum). */

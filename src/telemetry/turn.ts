@@ -65,6 +65,8 @@ export interface TurnEnd {
   summary: TurnSummary;
   /** `checkHistory` + `checkTrace` on the turn's own output. */
   violations: readonly InvariantViolation[];
+  /** Early start on: turn time saved against post-stream dispatch (src/execute/shadow.ts `postStreamOfTurn`). */
+  savedMs?: number;
 }
 
 const NOOP_METER_CLASS = createNoopMeter().constructor;
@@ -234,15 +236,15 @@ export class TurnTelemetry {
   }
 
   /** End the turn: attributes and events on the turn span, then the turn's metrics. Once. */
-  end({ summary, violations }: TurnEnd): void {
+  end({ summary, violations, savedMs }: TurnEnd): void {
     if (this.ended) return;
     this.ended = true;
     const model = this.start.options?.model ?? summary.model;
-    if (this.recording) this.endSpan(summary, violations, model);
-    if (this.instruments) this.recordMetrics(this.instruments, summary, violations.length, model);
+    if (this.recording) this.endSpan(summary, violations, model, savedMs);
+    if (this.instruments) this.recordMetrics(this.instruments, summary, violations.length, model, savedMs);
   }
 
-  private endSpan(s: TurnSummary, violations: readonly InvariantViolation[], model: string | undefined): void {
+  private endSpan(s: TurnSummary, violations: readonly InvariantViolation[], model: string | undefined, savedMs: number | undefined): void {
     const span = this.span;
     for (const r of syntheticResults(s)) {
       span.addEvent(N.EVENT_SYNTHETIC_RESULT, { [N.ATTR_GEN_AI_TOOL_CALL_ID]: r.callId, [N.ATTR_GEN_AI_TOOL_NAME]: r.name, [N.ATTR_SYNTHETIC_REASON]: r.synthetic });
@@ -269,6 +271,7 @@ export class TurnTelemetry {
     if (s.usage?.outputTokens !== undefined) a[N.ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = s.usage.outputTokens;
     if (s.usage?.cachedInputTokens !== undefined) a[N.ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = s.usage.cachedInputTokens;
     if (s.shadowSavedMs !== undefined) a[N.ATTR_TURN_SHADOW_SAVED_MS] = s.shadowSavedMs;
+    if (savedMs !== undefined) a[N.ATTR_TURN_SAVED_MS] = savedMs;
     if (s.limit !== undefined) a[N.ATTR_LIMIT] = s.limit.limit;
     if (s.outcome === 'failed') {
       const type = s.error?.type ?? 'failed';
@@ -279,7 +282,7 @@ export class TurnTelemetry {
     span.end();
   }
 
-  private recordMetrics(m: TurnInstruments, s: TurnSummary, violations: number, model: string | undefined): void {
+  private recordMetrics(m: TurnInstruments, s: TurnSummary, violations: number, model: string | undefined, savedMs: number | undefined): void {
     const base: Attributes = { [N.ATTR_FORMAT]: this.start.format, [N.ATTR_MODEL]: modelLabel(model) };
     const early = this.start.earlyStart;
     const policy: Attributes = { ...base, [N.ATTR_EARLY_START]: early };
@@ -289,6 +292,7 @@ export class TurnTelemetry {
     if (s.usage?.inputTokens !== undefined) m.tokens.add(s.usage.inputTokens, { ...base, [N.ATTR_GEN_AI_TOKEN_TYPE]: 'input' });
     if (s.usage?.outputTokens !== undefined) m.tokens.add(s.usage.outputTokens, { ...base, [N.ATTR_GEN_AI_TOKEN_TYPE]: 'output' });
     if (s.shadowSavedMs !== undefined) m.shadowSaved.record(s.shadowSavedMs / 1000, base);
+    if (savedMs !== undefined) m.saved.record(savedMs / 1000, policy);
     const end = s.streamEndMs;
     for (const c of s.calls) {
       if (c.attempt !== s.attempts) continue;

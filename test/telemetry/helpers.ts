@@ -72,6 +72,36 @@ export async function* play(chunks: Chunk[]) {
   }
 }
 
+/**
+ * One timed stream delivered to several consumers at the same moments (one timer loop): two turns
+ * run side by side on literally the same stream, so a delayed timer delays both alike.
+ */
+export function tee(chunks: Chunk[], n: number): Array<AsyncIterable<unknown>> {
+  const queues = Array.from({ length: n }, () => ({ items: [] as unknown[], done: false, wake: undefined as (() => void) | undefined }));
+  void (async () => {
+    for (const c of chunks) {
+      await sleep(c.delay);
+      for (const q of queues) {
+        q.items.push(c.data);
+        q.wake?.();
+      }
+    }
+    for (const q of queues) {
+      q.done = true;
+      q.wake?.();
+    }
+  })();
+  return queues.map((q) => ({
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        if (q.items.length > 0) yield q.items.shift();
+        else if (q.done) return;
+        else await new Promise<void>((r) => (q.wake = r));
+      }
+    },
+  }));
+}
+
 /** read_file (safe, `ms` long, opens a span of its own), edit_file (unsafe, 5 ms), fail (safe, throws). */
 export function makeTools(ms = 30) {
   const read = defineTool({

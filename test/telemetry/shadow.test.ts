@@ -1,5 +1,5 @@
 /** The shadow-mode simulation (src/execute/shadow.ts): the 'safe' start rules over real durations. */
-import { shadowOfTurn, simulateSafeStarts } from '../../src/execute/shadow';
+import { postStreamOfTurn, shadowOfTurn, simulateSafeStarts } from '../../src/execute/shadow';
 
 const sim = (calls: Parameters<typeof simulateSafeStarts>[0]['calls'], streamEndMs: number, actualEndMs: number, maxConcurrent = 10) =>
   simulateSafeStarts({ calls, streamEndMs, actualEndMs, maxConcurrent });
@@ -88,5 +88,22 @@ describe('shadowOfTurn', () => {
     expect(r.endMs).toBe(400);
     expect(r.savedMs).toBe(320);
     expect(shadowOfTurn({ ...turn, streamEndMs: undefined }, 10)).toBeUndefined();
+  });
+
+  test('postStreamOfTurn: an early-start turn, replayed with every start held to the stream end', () => {
+    const turn = {
+      streamEndMs: 400,
+      attempts: 1,
+      calls: [
+        { index: 0, attempt: 1, releasedMs: 100, startedMs: 100, resultMs: 400 },
+        { index: 1, attempt: 1, releasedMs: 150, startedMs: 400, resultMs: 450 },
+      ],
+      trace: [
+        { t: 100, kind: 'released' as const, attempt: 1, index: 0, safe: true },
+        { t: 150, kind: 'released' as const, attempt: 1, index: 1, safe: false },
+      ],
+    };
+    // Post-stream: call 0 runs 400..700, the unsafe call 1 after it, 700..750; really it ended at 450.
+    expect(postStreamOfTurn(turn, 10)).toEqual({ endMs: 750, savedMs: 300 });
   });
 });

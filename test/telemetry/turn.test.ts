@@ -7,7 +7,7 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { runTurn } from '../../src/engine/runTurn';
 import * as N from '../../src/telemetry/names';
-import { chatTurn, hrMs, makeTools, parentOf, play, registerOtel } from './helpers';
+import { chatTurn, hrMs, makeTools, parentOf, play, registerOtel, tee } from './helpers';
 
 const otel = registerOtel();
 afterAll(() => otel.shutdown());
@@ -163,27 +163,47 @@ describe('shadow mode', () => {
       { name: 'read_file', args: { path: 'b.ts' } },
       { name: 'edit_file', args: { path: 'c.ts', text: 'x' } },
     ];
-    const stream = chatTurn(calls, { gap: 10, tail: 250 });
-    const safe = await runTurn({ format: 'openai-chat', stream: () => play(stream), tools: makeTools(200), policy: { earlyStart: 'safe' } });
-    otel.spans.reset();
-    const shadow = await runTurn({ format: 'openai-chat', stream: () => play(stream), tools: makeTools(200), policy: { earlyStart: 'shadow' } });
-    expect(shadow.summary.outcome).toBe('done');
-    const s = shadow.summary;
+    // Both turns read the same timed stream at the same moments (one timer loop feeds both), so
+    // their time bases line up and a delayed timer delays both; a miss still gets one more try.
+    const stream = chatTurn(calls, { gap: 5, tail: 250 });
+    const once = async () => {
+      otel.spans.reset();
+      const [a, b] = tee(stream, 2);
+      const [safe, shadow] = await Promise.all([
+        runTurn({ format: 'openai-chat', stream: a!, tools: makeTools(200), policy: { earlyStart: 'safe' } }),
+        runTurn({ format: 'openai-chat', stream: b!, tools: makeTools(200), policy: { earlyStart: 'shadow' } }),
+      ]);
+      // The safe turn's own estimate of its saving against post-stream dispatch.
+      const turns = byName(otel.spans.getFinishedSpans(), N.SPAN_TURN);
+      const safeSaved = turns.find((t) => t.attributes[N.ATTR_EARLY_START] === 'safe')!.attributes[N.ATTR_TURN_SAVED_MS] as number;
+      const s = shadow.summary;
+      const measured = s.turnDoneMs - safe.summary.turnDoneMs;
+      const gaps = [
+        ...s.calls.map((c, i) => Math.abs(c.shadowStartMs! - safe.summary.calls[i]!.startedMs!)),
+        Math.abs(s.shadowSavedMs! - measured),
+        Math.abs(safeSaved - measured),
+      ];
+      return { safe: safe.summary, s, gaps };
+    };
+    // Warm up (module loading and JIT on a cold process delay the first turn's chunks by a second).
+    await runTurn({ format: 'openai-chat', stream: chatTurn(calls, { gap: 0, tail: 0 }).map((c) => c.data), tools: makeTools(1), policy: { earlyStart: 'shadow' } });
+    let run = await once();
+    if (Math.max(...run.gaps) > 20) run = await once();
+    const { safe, s, gaps } = run;
+    expect(s.outcome).toBe('done');
     for (const c of s.calls) expect(c.startedMs!).toBeGreaterThanOrEqual(s.streamEndMs!);
     // 'safe' really started the reads early (the comparison means something).
-    expect(safe.summary.calls[0]!.startedMs!).toBeLessThan(safe.summary.streamEndMs! - 150);
-    for (let i = 0; i < calls.length; i++) {
-      expect(Math.abs(s.calls[i]!.shadowStartMs! - safe.summary.calls[i]!.startedMs!)).toBeLessThanOrEqual(20);
-    }
-    const measured = s.turnDoneMs - safe.summary.turnDoneMs;
+    expect(safe.calls[0]!.startedMs!).toBeLessThan(safe.streamEndMs! - 150);
     expect(s.shadowSavedMs!).toBeGreaterThan(100);
-    expect(Math.abs(s.shadowSavedMs! - measured)).toBeLessThanOrEqual(20);
+    expect(s.calls.every((c) => c.shadowStartMs !== undefined)).toBe(true);
+    // shadowStartMs per call vs safe's startedMs; shadowSavedMs and safe's saved_ms vs the measured difference.
+    for (const g of gaps) expect(g).toBeLessThanOrEqual(20);
     // On the spans: the turn's projected saving, one shadow event per run call.
-    const [turn] = byName(otel.spans.getFinishedSpans(), N.SPAN_TURN);
+    const turn = byName(otel.spans.getFinishedSpans(), N.SPAN_TURN).find((t) => t.attributes[N.ATTR_EARLY_START] === 'shadow');
     expect(turn!.attributes[N.ATTR_EARLY_START]).toBe('shadow');
     expect(turn!.attributes[N.ATTR_TURN_SHADOW_SAVED_MS]).toBe(s.shadowSavedMs);
     expect(turn!.events.filter((e) => e.name === N.EVENT_CALL_SHADOW)).toHaveLength(3);
-    expect(safe.summary.shadowSavedMs).toBeUndefined();
+    expect(safe.shadowSavedMs).toBeUndefined();
   });
 });
 
