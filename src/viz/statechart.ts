@@ -212,30 +212,48 @@ function html(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** Graphviz DOT of the same walk (clusters for compound states). */
+/**
+ * A transition (or note) label as short lines, so the drawing stays narrow: the event and guard
+ * on the first line, then the actions, broken after commas to at most `width` characters a line.
+ */
+export function wrapLabel(label: string, width = 26): string[] {
+  if (label.length <= width) return [label];
+  const slash = label.indexOf(' / ');
+  const head = slash >= 0 ? label.slice(0, slash) : label;
+  const lines = [head];
+  if (slash < 0) return lines;
+  let line = '/';
+  for (const act of label.slice(slash + 3).split(', ')) {
+    const piece = line === '/' ? `/ ${act}` : `${line}, ${act}`;
+    if (piece.length > width && line !== '/') {
+      lines.push(`${line},`);
+      line = `  ${act}`;
+    } else line = piece;
+  }
+  lines.push(line);
+  return lines;
+}
+
+/**
+ * Graphviz DOT of the same walk (clusters for compound states). Laid out top to bottom with
+ * wrapped labels so the SVG stays about as wide as a README column (~880 px) and its text keeps
+ * its size there (test/viz checks the rendered width).
+ */
 export function toDot(machine: VizMachine): string {
   const { notes, edges } = walk(machine);
   const nid = (n: VizStateNode): string => `"${dq(n.id)}"`;
-  // Few states read best left to right; longer lifecycles top to bottom.
-  let count = 0;
-  const countStates = (n: VizStateNode): void => {
-    for (const c of Object.values(n.states)) {
-      count++;
-      countStates(c);
-    }
-  };
-  countStates(machine.root);
-  const rankdir = count > 6 ? 'TB' : 'LR';
   const out: string[] = [
     `digraph "${dq(machine.id)}" {`,
     `  // generated from the ${machine.id} machine by scripts/viz.ts — do not edit`,
-    `  graph [rankdir=${rankdir}, fontname="Helvetica", fontsize=11, nodesep=0.5, ranksep=0.45, compound=true, newrank=true];`,
+    '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, nodesep=0.15, ranksep=0.45, compound=true, newrank=true];',
     '  node [fontname="Helvetica", fontsize=11, shape=box, style="rounded,filled", fillcolor="#f5f8fc", color="#4c78a8", margin="0.22,0.06"];',
     '  edge [fontname="Helvetica", fontsize=9, color="#555555", fontcolor="#333333"];',
   ];
   const stateLabel = (node: VizStateNode): string => {
     const rows = [`<TR><TD><B>${html(node.key)}</B></TD></TR>`];
-    for (const l of notes.get(node.id) ?? []) rows.push(`<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9">${html(l)}</FONT></TD></TR>`);
+    for (const l of notes.get(node.id) ?? []) {
+      for (const w of wrapLabel(l, 30)) rows.push(`<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9">${html(w)}</FONT></TD></TR>`);
+    }
     return `<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">${rows.join('')}</TABLE>>`;
   };
   // Edges into or out of a compound state attach to its initial leaf, clipped at the cluster.
@@ -271,14 +289,14 @@ export function toDot(machine: VizMachine): string {
   out.push(`    label=<<B>${html(machine.id)}</B>>; labeljust="l"; style="rounded"; color="#999999";`);
   emit(machine.root, 2);
   if (rootNotes.length) {
-    const rows = [`<TR><TD ALIGN="LEFT"><I>in every state</I></TD></TR>`, ...rootNotes.map((l) => `<TR><TD ALIGN="LEFT">${html(l)}</TD></TR>`)];
+    const rows = [`<TR><TD ALIGN="LEFT"><I>in every state</I></TD></TR>`, ...rootNotes.flatMap((l) => wrapLabel(l, 30)).map((l) => `<TR><TD ALIGN="LEFT">${html(l)}</TD></TR>`)];
     out.push(`    "${dq(machine.root.id)}.__notes" [shape=note, style=filled, fillcolor="#fffbe6", color="#c9b458", fontsize=9, label=<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0">${rows.join('')}</TABLE>>];`);
   }
   out.push('  }');
   for (const e of edges) {
     const from = anchor(e.from);
     const to = anchor(e.to);
-    const attrs = [`label="${dq(e.label)}"`];
+    const attrs = [`label="${wrapLabel(e.label).map(dq).join('\\n')}"`];
     if (from !== e.from) attrs.push(`ltail="cluster_${dq(e.from.id)}"`);
     if (to !== e.to) attrs.push(`lhead="cluster_${dq(e.to.id)}"`);
     if (e.label.startsWith('always')) attrs.push('style=dashed');

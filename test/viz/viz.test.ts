@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { and, assign, createMachine, fromPromise, not, setup } from 'xstate';
 import { diagramFiles, loadMachines, svgMarker, timelineFiles } from '../../src/viz/generate';
-import { toDot, toMermaid, type VizMachine } from '../../src/viz/statechart';
+import { toDot, toMermaid, type VizMachine, wrapLabel } from '../../src/viz/statechart';
 
 const ROOT = path.join(__dirname, '..', '..');
 const VIZ = path.join(ROOT, 'visualizations');
@@ -34,6 +34,22 @@ describe('visualizations/ is in sync with machines/', () => {
       expect(svg).toContain(svgMarker(toDot(m)));
       expect(svg).toMatch(/<svg[\s\S]*<\/svg>\s*$/);
     }
+  });
+});
+
+describe('the statecharts read at a README column', () => {
+  // GitHub shows README images at most ~880 px wide; a wider SVG is scaled down, text with it.
+  // Laid out top to bottom with wrapped labels, each chart fits, so its 9–11 pt text keeps its size.
+  it.each(['turn', 'toolCall'])('%s.svg is at most 880 px wide', (id) => {
+    const svg = fs.readFileSync(path.join(VIZ, `${id}.svg`), 'utf8');
+    const pt = Number(/<svg[^>]*\swidth="([\d.]+)pt"/.exec(svg)?.[1]);
+    expect(pt * (96 / 72)).toBeLessThanOrEqual(880);
+  });
+
+  it('wraps long transition labels after the event and between actions', () => {
+    expect(wrapLabel('tool.done / assign')).toEqual(['tool.done / assign']);
+    expect(wrapLabel('stream.end / endStream, pump')).toEqual(['stream.end', '/ endStream, pump']);
+    expect(wrapLabel('turn.abort [dropOnAbort] / discardAttempt, setOutcome(dropped)')).toEqual(['turn.abort [dropOnAbort]', '/ discardAttempt,', '  setOutcome(dropped)']);
   });
 });
 
@@ -82,7 +98,7 @@ describe('statechart generator', () => {
     const dot = toDot(sample as unknown as VizMachine);
     expect(dot).toMatch(/^digraph "sample" \{/);
     expect(dot).toContain('subgraph "cluster_sample.busy" {');
-    expect(dot).toContain('"sample.idle" -> "sample.busy.a.a1" [label="go [isBig && !isOdd] / log, log", lhead="cluster_sample.busy"];');
+    expect(dot).toContain('"sample.idle" -> "sample.busy.a.a1" [label="go [isBig && !isOdd]\\n/ log, log", lhead="cluster_sample.busy"];');
     expect((dot.match(/\{/g) ?? []).length).toBe((dot.match(/\}/g) ?? []).length);
   });
 
