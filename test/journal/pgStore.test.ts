@@ -115,6 +115,70 @@ describePg('PostgresJournalStore', () => {
     }
   });
 
+  test('a killed resumer on this host (pid gone) loses its lease at once; a live one or another host keeps it until it expires', async () => {
+    const { hostIdentity } = await import('../../src/journal/lease');
+    const { spawnSync } = await import('node:child_process');
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(dead.stdout); // exited: its pid is gone
+    const pool = new Pool({ connectionString: URL });
+    try {
+      const hold = (turn: string, host: string, pid: number) =>
+        pool.query(`INSERT INTO ${prefix}lease (turn, owner, expires_at, host, pid) VALUES ($1, 'old', now() + interval '60 seconds', $2, $3)`, [turn, host, pid]);
+      await hold('dead-here', hostIdentity(), deadPid);
+      await hold('live-here', hostIdentity(), process.ppid); // our parent: alive
+      await hold('elsewhere', 'another-host/pid:[1]', deadPid);
+      const t0 = Date.now();
+      const l = await store.lease('dead-here', 'me', 60_000);
+      expect(l).toBeDefined();
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(await store.lease('live-here', 'me', 60_000)).toBeUndefined();
+      expect(await store.lease('elsewhere', 'me', 60_000)).toBeUndefined();
+      // Two racers for one dead holder's lease: exactly one takes it.
+      await hold('dead-race', hostIdentity(), deadPid);
+      const got = await Promise.all([store.lease('dead-race', 'r1', 60_000), store.lease('dead-race', 'r2', 60_000)]);
+      expect(got.filter(Boolean)).toHaveLength(1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('a journal copied under another turn id is refused (header turn id checked)', async () => {
+    const { JournalRefusedError } = await import('../../src/journal/check');
+    const pool = new Pool({ connectionString: URL });
+    try {
+      await store.append('orig', [{ n: 0, k: 'turn', v: 1, turn: 'orig', t: 0 } as JournalRecord, rec(1)], { durable: true });
+      await pool.query(`INSERT INTO ${prefix}journal (turn, n, k, body) SELECT 'copy', n, k, body FROM ${prefix}journal WHERE turn = 'orig'`);
+    } finally {
+      await pool.end();
+    }
+    const err = await resumeTurn({ store, turn: 'copy', tools: [] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(JournalRefusedError);
+    expect((err as Error).message).toMatch(/record 0: turn: the journal belongs to turn "orig", not copy/);
+  });
+
+  test('the server dropping the pool\'s connections (pg_terminate_backend) is no unhandled error: the next append reconnects', async () => {
+    const app = `sluice_drop_${process.pid}`;
+    const sep = URL!.includes('?') ? '&' : '?';
+    const own = await PostgresJournalStore.connect({ connectionString: `${URL}${sep}application_name=${app}`, tablePrefix: prefix });
+    const admin = new Pool({ connectionString: URL });
+    try {
+      await own.append('drop', [rec(0)], { durable: true }); // leaves an idle connection in the pool
+      const { rowCount } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [app]);
+      expect(rowCount).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 300)); // the idle client's 'error' arrives now: handled
+      await own.append('drop', [rec(1)], { durable: true });
+      expect((await own.read('drop')).records).toHaveLength(2);
+    } finally {
+      await admin.end();
+      await own.close();
+    }
+  });
+
+  test('a server that is not there: connect and every method reject with JournalError unavailable (retryable)', async () => {
+    const err = await PostgresJournalStore.connect({ connectionString: 'postgres://sluice@127.0.0.1:9/postgres', connectTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'JournalError', code: 'unavailable', retryable: true });
+  });
+
   test('a bad table prefix is refused with a clear error', async () => {
     await expect(PostgresJournalStore.connect({ connectionString: URL, tablePrefix: 'x; drop' })).rejects.toThrow(/invalid table prefix/);
   });
