@@ -11,13 +11,21 @@
  *   them at its header timeout, or evicts them for newer connections).
  *
  * Measured: turns completed and correct, added latency per turn (the client receiving
- * `message_stop` minus the upstream writing the turn's last line; p50/p99/max), the gateway's RSS
+ * `message_stop` minus the upstream writing the turn's last line; p50/p99/max) and per event (each
+ * call's `content_block_stop` minus the upstream writing the chunk that completed its arguments,
+ * and `message_stop` minus the last line; p50/p99), the gateway's RSS
  * and open file descriptors (start, max, end; Linux /proc), /health latency (max) and the soft
  * `ulimit -n`. The gateway runs with its defaults except the limits the load needs
  * (`--max-concurrency` and `--max-connections`).
  *
- *   npm run build && node dist/bench/soak.js [--duration MS]      (or: npx ts-node bench/soak.ts)
- *   npm run bench -- --only soak
+ * Optional: `neighbours` CPU-heavy processes (each spins on JSON work for the whole run) share
+ * the machine with the gateway, the load generator and the poller.
+ *
+ *   npm run bench:soak -- [--duration MS] [--streams N] [--slow N] [--idle N] [--neighbours N]
+ *   (= npx ts-node -T bench/soak.ts …; or node dist/bench/soak.js after a build; npm run bench -- --only soak)
+ *
+ * 2,000 streams need more descriptors than the usual 1,024: raise the soft limit first
+ * (`ulimit -n 65536`); the result names the limit it ran under.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -52,19 +60,33 @@ export interface SoakOptions {
   streams?: number;
   slowBodies?: number;
   idleSockets?: number;
+  /** CPU-heavy neighbour processes running beside the gateway for the whole run. Default 0. */
+  neighbours?: number;
 }
+
+/** A neighbour: JSON work in a loop until killed or its time (argv, ms) is up (the CPU-heavy process next to the gateway). */
+const NEIGHBOUR = `
+const doc = { items: Array.from({ length: 200 }, (_, i) => ({ i, name: 'item' + i, tags: ['a', 'b', 'c'], nested: { x: i * 2, y: String(i) } })) };
+const end = Date.now() + Number(process.argv[1]);
+while (Date.now() < end) JSON.parse(JSON.stringify(doc));
+`;
 
 export interface SoakResult {
   durationS: number;
   streams: number;
   slowBodies: number;
   idleSockets: number;
+  neighbours: number;
   turns: number;
   correct: number;
   failed: number;
   addedP50Ms: number;
   addedP99Ms: number;
   addedMaxMs: number;
+  /** Per event (each call's block stop, message_stop): client received − upstream wrote its chunk, ms. */
+  eventP50Ms: number;
+  eventP99Ms: number;
+  events: number;
   healthMaxMs: number;
   /** /health polls (every 500 ms, from a separate process) not answered 200 within 1 s. */
   healthFailures: number;
@@ -123,6 +145,9 @@ function cliCommand(): string[] {
   return ['-r', 'ts-node/register/transpile-only', path.join(__dirname, '../src/cli/main.ts')];
 }
 
+/** Upstream lines whose write completes call i's arguments (role line, then 3 lines per call). */
+const CALL_DONE_LINES = PATHS.map((_, i) => 3 + 3 * i);
+
 /** Count tool_use inputs and the terminal event in an Anthropic SSE body. */
 function checkTurn(text: string): boolean {
   if (!text.includes('event: message_stop')) return false;
@@ -135,6 +160,9 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   const nStreams = opts.streams ?? 500;
   const nSlow = opts.slowBodies ?? 100;
   const nIdle = opts.idleSockets ?? 1000;
+  const nNeighbours = opts.neighbours ?? 0;
+  // Each neighbour stops on its own a minute after the run at the latest, even if this process dies.
+  const neighbours = Array.from({ length: nNeighbours }, () => spawn(process.execPath, ['-e', NEIGHBOUR, String(durationMs + 60_000)], { stdio: 'ignore' }));
   const byModel = new Map<string, RecordedRequest>();
   const lines = turnLines();
   const up = await startScriptedUpstream({
@@ -232,6 +260,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   let correct = 0;
   let failed = 0;
   const added: number[] = [];
+  const perEvent: number[] = [];
   let seq = 0;
   const one = (client: number): Promise<void> =>
     new Promise((resolve) => {
@@ -239,8 +268,14 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
       const body = JSON.stringify({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'go' }], tools: BODY_TOOLS });
       const req = http.request(url + '/v1/messages', { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
         let text = '';
+        // Arrival time of each content_block_stop (calls 0, 1, 2 in order: the turn has no text block).
+        const stops: number[] = [];
         res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
+        res.on('data', (c: string) => {
+          const now = performance.now();
+          for (let i = c.indexOf('event: content_block_stop'); i >= 0; i = c.indexOf('event: content_block_stop', i + 1)) stops.push(now);
+          text += c;
+        });
         res.on('end', () => {
           const at = performance.now();
           turns++;
@@ -249,7 +284,14 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
           if (res.statusCode === 200 && checkTurn(text)) {
             correct++;
             const last = rec?.writes[rec.writes.length - 1]?.at;
-            if (last !== undefined) added.push(at - last);
+            if (last !== undefined) {
+              added.push(at - last);
+              perEvent.push(at - last);
+            }
+            CALL_DONE_LINES.forEach((line, k) => {
+              const wrote = rec?.writes.find((w) => w.line === line)?.at;
+              if (wrote !== undefined && stops[k] !== undefined) perEvent.push(stops[k]! - wrote);
+            });
           } else failed++;
           resolve();
         });
@@ -288,6 +330,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   for (const s of opened) s.destroy();
   agent.destroy();
   const wasAlive = alive;
+  for (const n of neighbours) n.kill('SIGKILL');
   proc.kill('SIGTERM');
   await new Promise((r) => (alive ? proc.once('exit', r) : r(undefined)));
   await up.close();
@@ -298,18 +341,23 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     // not a POSIX shell
   }
   added.sort((a, b) => a - b);
+  perEvent.sort((a, b) => a - b);
   const r2 = (x: number): number => Math.round(x * 100) / 100;
   return {
     durationS: r2(durationMs / 1000),
     streams: nStreams,
     slowBodies: nSlow,
     idleSockets: nIdle,
+    neighbours: nNeighbours,
     turns,
     correct,
     failed,
     addedP50Ms: r2(pct(added, 50)),
     addedP99Ms: r2(pct(added, 99)),
     addedMaxMs: r2(added[added.length - 1] ?? NaN),
+    eventP50Ms: r2(pct(perEvent, 50)),
+    eventP99Ms: r2(pct(perEvent, 99)),
+    events: perEvent.length,
     healthMaxMs: r2(health.maxMs),
     healthFailures: health.failures,
     healthPolls: health.polls,
@@ -329,19 +377,32 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
 
 export function formatSoak(r: SoakResult): string {
   return [
-    `${r.streams} streaming clients, ${r.slowBodies} slow-body clients (1 byte/s), ${r.idleSockets} idle sockets, ${r.durationS} s, \`ulimit -n\` ${r.ulimitN}; gateway alive at the end: ${r.alive ? 'yes' : '**no**'}.`,
+    `${r.streams} streaming clients, ${r.slowBodies} slow-body clients (1 byte/s), ${r.idleSockets} idle sockets, ${r.neighbours} CPU-heavy neighbour process(es), ${r.durationS} s, \`ulimit -n\` ${r.ulimitN}; gateway alive at the end: ${r.alive ? 'yes' : '**no**'}.`,
     '',
-    '| turns | correct | failed | added p50 ms | added p99 ms | added max ms | /health max ms | /health > 1 s or failed (of polls) | RSS MiB start / max / end | fds start / max / end | slow bodies closed | idle sockets closed |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|',
-    `| ${r.turns} | ${r.correct} | ${r.failed} | ${r.addedP50Ms} | ${r.addedP99Ms} | ${r.addedMaxMs} | ${r.healthMaxMs} | ${r.healthFailures} of ${r.healthPolls} | ${r.rssStartMiB} / ${r.rssMaxMiB} / ${r.rssEndMiB} | ${r.fdsStart} / ${r.fdsMax} / ${r.fdsEnd} | ${r.slowBodyCloses} | ${r.idleCloses} |`,
+    '| turns | correct | failed | added p50 ms | added p99 ms | added max ms | per event p50 / p99 ms (events) | /health max ms | /health > 1 s or failed (of polls) | RSS MiB start / max / end | fds start / max / end | slow bodies closed | idle sockets closed |',
+    '|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|',
+    `| ${r.turns} | ${r.correct} | ${r.failed} | ${r.addedP50Ms} | ${r.addedP99Ms} | ${r.addedMaxMs} | ${r.eventP50Ms} / ${r.eventP99Ms} (${r.events}) | ${r.healthMaxMs} | ${r.healthFailures} of ${r.healthPolls} | ${r.rssStartMiB} / ${r.rssMaxMiB} / ${r.rssEndMiB} | ${r.fdsStart} / ${r.fdsMax} / ${r.fdsEnd} | ${r.slowBodyCloses} | ${r.idleCloses} |`,
     '',
   ].join('\n');
 }
 
 if (require.main === module) {
-  const i = process.argv.indexOf('--duration');
-  const durationMs = i > 0 ? Number(process.argv[i + 1]) : undefined;
-  benchSoak(durationMs ? { durationMs } : {})
+  const num = (flag: string): number | undefined => {
+    const i = process.argv.indexOf(flag);
+    if (i < 0) return undefined;
+    const v = Number(process.argv[i + 1]);
+    if (!Number.isInteger(v) || v < 0) {
+      process.stderr.write(`soak: ${flag} needs a non-negative integer\n`);
+      process.exit(2);
+    }
+    return v;
+  };
+  const o: SoakOptions = {};
+  for (const [flag, key] of [['--duration', 'durationMs'], ['--streams', 'streams'], ['--slow', 'slowBodies'], ['--idle', 'idleSockets'], ['--neighbours', 'neighbours']] as const) {
+    const v = num(flag);
+    if (v !== undefined) o[key] = v;
+  }
+  benchSoak(o)
     .then((r) => {
       process.stdout.write(formatSoak(r));
       process.stdout.write(JSON.stringify(r) + '\n');
