@@ -212,6 +212,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       connectTimeoutMs: opts.connectTimeoutMs,
       idleTimeoutMs: opts.idleTimeoutMs,
       logger,
+      onResponseBytes: (n) => budget.noteResponse(n),
     },
     opts.maxConcurrent,
   );

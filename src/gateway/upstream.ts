@@ -25,6 +25,8 @@ export interface UpstreamConfig {
   headers?: Record<string, string>;
   /** Where a backend's (capped) error body goes, at debug level. */
   logger?: Logger;
+  /** Told the bytes of each backend response once it closes (the gateway's burst collector). */
+  onResponseBytes?: (bytes: number) => void;
 }
 
 export class UpstreamClient {
@@ -101,6 +103,11 @@ export class UpstreamClient {
         }
         settled = true;
         clear();
+        // Bytes read on this (keep-alive) socket for this response, counted passively at close.
+        const sock = res.socket;
+        const from = sock?.bytesRead ?? 0;
+        const note = this.config.onResponseBytes;
+        if (note && sock) res.once('close', () => note(Math.max(0, sock.bytesRead - from)));
         resolve(res);
       });
       req.on('socket', (socket) => {

@@ -18,6 +18,7 @@
  * | `index:<n>` | a call at index 0, then a call at index `<n>`, finish, [DONE] |
  * | `hang` | 200 SSE headers, then nothing |
  * | `drip` | one text delta every 100 ms, forever (a live stream that never ends) |
+ * | `big-event:<bytes>` | one SSE event whose text delta has that many bytes (written in 1 MiB pieces), finish, [DONE] |
  * | `garbage` | 200 `text/event-stream`, 64 KiB of random bytes, no finish, no [DONE] |
  * | `no-ct` | 200 without a content type, 64 KiB of random bytes |
  * | `empty` | 200 `text/event-stream`, no body at all |
@@ -160,6 +161,18 @@ async function serve(model: string, res: http.ServerResponse): Promise<void> {
       for (let sent = 0; sent < n && !res.destroyed; sent += 65_536) await write(res, frame);
       await write(res, call(0, undefined, undefined, '"}'));
       await write(res, chunk({}, 'tool_calls'));
+      await write(res, done);
+      res.end();
+      return;
+    }
+    case 'big-event': {
+      res.writeHead(200, sse);
+      const head = chunk({ content: '@@' }).split('@@');
+      await write(res, head[0]!);
+      const piece = 'z'.repeat(1_048_576);
+      for (let sent = 0; sent < n && !res.destroyed; sent += piece.length) await write(res, piece);
+      await write(res, head[1]!);
+      await write(res, chunk({}, 'stop'));
       await write(res, done);
       res.end();
       return;
