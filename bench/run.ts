@@ -6,7 +6,7 @@
  *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
  *   npm run bench -- --json              machine-readable results
  *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
- *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,telemetry,package
+ *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,telemetry,gateway-telemetry,package
  *   npm run bench -- --baseline <git-ref>  also measure that commit's build beside this one, in the
  *                                        same run (bench/baseline.ts; built once per commit in a temp folder)
  *
@@ -26,10 +26,11 @@ import { benchScheduling, formatScheduling, type SchedulingResult } from './sche
 import { benchSoak, formatSoak, type SoakResult } from './soak';
 import { benchPackage, formatPackage, packageTargets, type PackageResult } from './package';
 import { benchTelemetry, formatTelemetry, type TelemetryRow } from './telemetry';
+import { benchGatewayTelemetry, formatGatewayTelemetry, type GatewayTelemetryRow } from './gatewayTelemetry';
 import { benchThroughput, formatThroughput, type ThroughputRow } from './throughput';
 
-export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak' | 'telemetry' | 'package';
-const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak', 'telemetry', 'package'];
+export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak' | 'telemetry' | 'gateway-telemetry' | 'package';
+const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak', 'telemetry', 'gateway-telemetry', 'package'];
 
 export interface Target {
   area: string;
@@ -51,6 +52,7 @@ export interface BenchResults {
   soak?: SoakResult;
   package?: PackageResult;
   telemetry?: TelemetryRow[];
+  gatewayTelemetry?: GatewayTelemetryRow[];
   scheduling?: SchedulingResult;
   gateway?: GatewayRow[];
   gatewayInbound?: InboundRow[];
@@ -161,6 +163,11 @@ export function evaluateTargets(r: BenchResults): Target[] {
     }
   }
   if (r.package) t.push(...packageTargets(r.package));
+  const gtel = r.gatewayTelemetry;
+  const gOff = gtel?.find((x) => x.side === 'off');
+  const gOn = gtel?.find((x) => x.side === 'on');
+  if (gOff && gOn)
+    t.push({ area: 'gateway telemetry', target: 'telemetry off ≤ 3% CPU per chunk vs no observer (on: reported)', measured: `off × ${f(gOff.ratio, 3)}, on × ${f(gOn.ratio, 3)}`, met: gOff.ratio <= 1.03 });
   for (const x of r.gatewayInbound ? inboundRatios(r.gatewayInbound) : []) {
     const row = (path: string) => r.gatewayInbound!.find((y) => y.path === path && y.api === x.api);
     t.push({
@@ -202,6 +209,7 @@ export function formatResults(r: BenchResults): string {
   if (r.args) out.push('## Argument path (ArgBuffer)', '', '```', formatArgs(r.args).trimEnd(), '```', '');
   if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
   if (r.telemetry) out.push('## Library telemetry: runTurn CPU with OpenTelemetry off and on (bench/telemetry.ts)', '', formatTelemetry(r.telemetry));
+  if (r.gatewayTelemetry) out.push('## Gateway telemetry: CPU per chunk with no observer, telemetry off and on (bench/gatewayTelemetry.ts)', '', formatGatewayTelemetry(r.gatewayTelemetry));
   if (r.soak) out.push('## Gateway soak: streams, slow bodies and idle sockets together (bench/soak.ts)', '', formatSoak(r.soak));
   if (r.package) out.push('## Package: bundle size and cold start (bench/package.ts)', '', formatPackage(r.package));
   if (r.errors.length) out.push('## Errors', '', ...r.errors.map((e) => `- ${e}`), '');
@@ -264,6 +272,7 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; baseline
   r.soak = await step('soak', () => benchSoak(quick ? { durationMs: 10_000 } : {}));
   r.package = await step('package', () => benchPackage({ quick }));
   r.telemetry = await step('telemetry', () => benchTelemetry({ budgetMs: quick ? 500 : 2000, baselineDist }));
+  r.gatewayTelemetry = await step('gateway-telemetry', () => benchGatewayTelemetry({ budgetMs: quick ? 2000 : 8000 }));
   r.durationS = (performance.now() - t0) / 1000;
   r.machine.load1End = os.loadavg()[0]!;
   r.targets = evaluateTargets(r);
