@@ -35,6 +35,9 @@ export interface TelemetryRow {
   onDisabledMs: number;
   /** `on` again, alternated with `onDisabledMs` (the pair the per-span cost is read from). */
   onMs2: number;
+  /** Fastest sample of each side of that pair (less sensitive to other load on a shared machine). */
+  onDisabledMinMs: number;
+  onMinMs: number;
   /** Same turn on the `--baseline` build, nothing registered (when given), and this build's off beside it. */
   baselineMs?: number;
   offVsBaselineMs?: number;
@@ -123,7 +126,7 @@ export async function benchTelemetry(opts: { budgetMs?: number; baselineDist?: s
     // off vs on, then on vs the same app with the turn's telemetry disabled (what sluice's spans and metrics cost).
     const t = await timeSideBySide(bare(turn), inApp(turn), sample);
     const d = await timeSideBySide(inApp(quiet), inApp(turn), sample);
-    const row: TelemetryRow = { turn: name, chunks: chunks.length, spans: calls + 1, offMs: t.current.ms, onMs: t.baseline.ms, onDisabledMs: d.current.ms, onMs2: d.baseline.ms, samples: t.current.samples };
+    const row: TelemetryRow = { turn: name, chunks: chunks.length, spans: calls + 1, offMs: t.current.ms, onMs: t.baseline.ms, onDisabledMs: d.current.ms, onMs2: d.baseline.ms, onDisabledMinMs: d.current.min, onMinMs: d.baseline.min, samples: t.current.samples };
     if (baseline) {
       const old = turnFor(baseline.run, baseline.define, chunks);
       const b = await timeSideBySide(bare(turn), bare(old), sample);
@@ -142,14 +145,15 @@ const f = (x: number | undefined, d = 2): string => (x === undefined || !Number.
 
 export function formatTelemetry(rows: TelemetryRow[]): string {
   const lines = [
-    '| turn | chunks | spans | off: CPU ms/turn (µs/chunk) | on: ms/turn | on / off | app OTel only (turn `enabled: false`) | on (same pair) | sluice per span, µs | off vs baseline build |',
+    '| turn | chunks | spans | off: CPU ms/turn (µs/chunk) | on: ms/turn | on / off | app OTel only (turn `enabled: false`) | on (same pair) | sluice per span, µs (median; from fastest samples) | off vs baseline build |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
     const perSpan = ((r.onMs2 - r.onDisabledMs) * 1000) / r.spans;
+    const perSpanMin = ((r.onMinMs - r.onDisabledMinMs) * 1000) / r.spans;
     const vsBase = r.baselineMs ? `${f(r.offVsBaselineMs)} vs ${f(r.baselineMs)} (× ${f(r.offVsBaselineMs! / r.baselineMs, 3)})` : '—';
     lines.push(
-      `| ${r.turn} | ${r.chunks} | ${r.spans} | ${f(r.offMs)} (${f((r.offMs * 1000) / r.chunks)}) | ${f(r.onMs)} | × ${f(r.onMs / r.offMs, 3)} | ${f(r.onDisabledMs)} | ${f(r.onMs2)} | ${f(perSpan, 1)} | ${vsBase} |`,
+      `| ${r.turn} | ${r.chunks} | ${r.spans} | ${f(r.offMs)} (${f((r.offMs * 1000) / r.chunks)}) | ${f(r.onMs)} | × ${f(r.onMs / r.offMs, 3)} | ${f(r.onDisabledMs)} | ${f(r.onMs2)} | ${f(perSpan, 1)}; ${f(perSpanMin, 1)} | ${vsBase} |`,
     );
   }
   return lines.join('\n') + '\n';
