@@ -11,7 +11,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Logger, type LogRecord, turnLogObserver } from '../../src/gateway/log';
 import { otelConfigFromEnv } from '../../src/gateway/otel';
+import { startGateway } from '../../src/gateway/server';
 import { chatChunk, type ScriptLine, startScriptedUpstream, type ScriptedUpstream } from '../../src/gateway/scripted';
 import { rawRequest } from './helpers';
 
@@ -300,3 +302,24 @@ test('misconfigured OTEL_* values are one-line usage errors (exit 2) before anyt
   expect(code).toBe(2);
   expect(err.trim().split('\n')).toEqual(['sluice serve: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf or http/json (see sluice serve --help)']);
 }, 60_000);
+
+test('a dead backend: the client gets 502 and the log says so at warn (no turn record: there was no turn)', async () => {
+  const records: LogRecord[] = [];
+  const logger = new Logger('info', (r) => records.push(r));
+  // A port that was free a moment ago: connection refused.
+  const probe = http.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const dead = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/v1`;
+  await new Promise<void>((r) => probe.close(() => r()));
+  const gw = await startGateway({ upstream: dead, logger, observer: turnLogObserver(logger) });
+  try {
+    const res = await rawRequest(gw.url, { path: '/v1/chat/completions', body: chatBody });
+    expect(res.status).toBe(502);
+  } finally {
+    await gw.close();
+  }
+  const warn = records.filter((r) => r.level === 'warn');
+  expect(warn.map((r) => r.msg)).toEqual(['upstream_unreachable']);
+  expect(warn[0]).toMatchObject({ upstreamFormat: 'openai-chat', errorType: 'api_error' });
+  expect(records.some((r) => r.msg === 'turn')).toBe(false);
+}, 30_000);
