@@ -181,7 +181,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   proc.on('exit', () => (alive = false));
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
-    const timer = setTimeout(() => reject(new Error('soak: the gateway did not start')), 30_000);
+    const timer = setTimeout(() => reject(new Error('soak: the gateway did not start')), 120_000);
     // The banner is on stdout (logs are JSON lines on stderr).
     proc.stdout!.setEncoding('utf8');
     proc.stdout!.on('data', (c: string) => {
