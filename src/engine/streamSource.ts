@@ -4,7 +4,22 @@
  * `ReadableStream` (`res.body`), a Node `Readable`, arrays and other iterables, or a Promise of
  * any of these. Items are SDK event objects or raw SSE text/bytes (runTurn decides which from the
  * first item).
+ *
+ * `classifyStreamError` decides, in one place, what a failed attempt was and whether it is worth
+ * another attempt, across the Anthropic SDK, the OpenAI SDK, AI SDK clients and fetch:
+ * - an HTTP status (SDK `APIError.status`, AI SDK `APICallError.statusCode`, a fetch `Response`
+ *   given as the stream): 408, 409, 429 and 5xx are retryable, other 4xx are not; the type is the
+ *   provider's own error type from the body (`{error: {type}}`, Anthropic's `{type: "error",
+ *   error: {type}}`), else the status's (`not_found_error`, `rate_limit_error`, …, else `http_<status>`);
+ * - no response at all — `APIConnectionError` / `APIConnectionTimeoutError` (both SDKs), a Node
+ *   socket error code (ECONNRESET, ECONNREFUSED, ETIMEDOUT, EPIPE, EAI_AGAIN, undici's
+ *   UND_ERR_*; also on `cause`), fetch's `TypeError: fetch failed` — is `connection_error` (or
+ *   `timeout_error`), retryable; an AI SDK error's own `isRetryable` is taken as it is;
+ * - an abort (`AbortError`) is not retryable; anything else falls back to its type's name.
+ * A fetch `Response` with a non-2xx status keeps the first 2 KB of its body in the error message.
  */
+
+import { isRetryableErrorType } from '../wire/events';
 
 /** A web `ReadableStream` (Node ≥ 18, browsers, polyfills): only what sluice uses of it. */
 export interface ReadableStreamLike<T = unknown> {
@@ -33,11 +48,127 @@ export class BadStreamSource extends Error {
   override readonly name = 'bad_stream';
 }
 
+/** Bytes of a failed fetch Response's body kept in the error (the rest is not read). */
+export const ERROR_BODY_EXCERPT_BYTES = 2048;
+
 /** An HTTP error answer given as the stream: retryable by status like an SDK's APIError. */
 export class HttpStreamError extends Error {
-  constructor(readonly status: number) {
-    super(`the model request failed with HTTP ${status}`);
+  override readonly name = 'HttpStreamError';
+  constructor(
+    readonly status: number,
+    /** The start of the response body (at most ERROR_BODY_EXCERPT_BYTES, UTF-8), '' when none. */
+    readonly body = '',
+  ) {
+    super(`the model request failed with HTTP ${status}${body ? `: ${body}` : ''}`);
   }
+}
+
+/** What a failed stream attempt was (runTurn turns it into `stream.error`). */
+export interface ClassifiedStreamError {
+  type: string;
+  message: string;
+  retryable: boolean;
+  /** The HTTP status, when there was a response. */
+  status?: number;
+}
+
+const STATUS_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  408: 'timeout_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
+
+/** Socket-level failures worth another attempt (Node net/http, undici). ENOTFOUND is not: a wrong host stays wrong. */
+const RETRYABLE_CODES = /^(ECONNRESET|ECONNREFUSED|ECONNABORTED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ENETDOWN|UND_ERR_SOCKET|UND_ERR_CONNECT_TIMEOUT|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT|UND_ERR_CLOSED)$/;
+
+/** The longest error message kept (a provider's error text can be a whole HTML page). */
+const MAX_MESSAGE_CHARS = 4096;
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/** The first socket error code on the error or its `cause` chain. */
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && isObj(e); depth++) {
+    const code = str(e.code) ?? str(e.errno);
+    if (code !== undefined && RETRYABLE_CODES.test(code)) return code;
+    e = e.cause;
+  }
+  return undefined;
+}
+
+export function classifyStreamError(err: unknown): ClassifiedStreamError {
+  const e = isObj(err) ? err : {};
+  const name = str(e.name) ?? '';
+  const raw = str(e.message) ?? (typeof err === 'string' ? err : 'the model stream failed');
+  const message = raw.length > MAX_MESSAGE_CHARS ? `${raw.slice(0, MAX_MESSAGE_CHARS)}…` : raw;
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if (status !== undefined) {
+    // OpenAI SDK: `error` is the body's error object; Anthropic SDK: the whole body {type:'error', error:{type}}.
+    const body = isObj(e.error) ? e.error : undefined;
+    const own = (isObj(body?.error) ? str(body.error.type) : undefined) ?? (body?.type !== 'error' ? str(body?.type) : undefined);
+    const type = own ?? STATUS_TYPES[status] ?? `http_${status}`;
+    const retryable = typeof e.isRetryable === 'boolean' ? e.isRetryable : isRetryableStatus(status);
+    return { type, message, retryable, status };
+  }
+  if (name === 'AbortError' || name === 'APIUserAbortError') return { type: 'aborted', message, retryable: false };
+  const code = errorCode(err);
+  if (name === 'APIConnectionTimeoutError' || (code !== undefined && /TIMEDOUT|TIMEOUT/.test(code))) return { type: 'timeout_error', message, retryable: true };
+  if (name === 'APIConnectionError' || code !== undefined || (name === 'TypeError' && /fetch failed|network/i.test(raw)))
+    return { type: 'connection_error', message, retryable: true };
+  const type = name && name !== 'Error' ? name : 'stream_error';
+  const retryable = typeof e.isRetryable === 'boolean' ? e.isRetryable : isRetryableErrorType(type) || /ECONNRESET|socket hang up|network|terminated/i.test(raw);
+  return { type, message, retryable };
+}
+
+/** The start of a failed Response's body (at most `max` bytes), without reading the rest. */
+async function bodyExcerpt(body: FetchResponseLike['body'], max = ERROR_BODY_EXCERPT_BYTES): Promise<string> {
+  if (!body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const add = (v: unknown): void => {
+    const bytes = typeof v === 'string' ? Buffer.from(v, 'utf8') : v instanceof Uint8Array ? v : undefined;
+    if (bytes) {
+      chunks.push(bytes);
+      size += bytes.length;
+    }
+  };
+  try {
+    if (typeof (body as ReadableStreamLike).getReader === 'function') {
+      const reader = (body as ReadableStreamLike).getReader();
+      while (size < max) {
+        const r = await reader.read();
+        if (r.done) break;
+        add(r.value);
+      }
+      await reader.cancel().catch(() => undefined);
+    } else {
+      const it = (body as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+      while (size < max) {
+        const r = await it.next();
+        if (r.done) break;
+        add(r.value);
+      }
+      await it.return?.();
+    }
+  } catch {
+    // a body that fails while read still leaves what arrived
+  }
+  // Cut at `max` bytes; a split multi-byte character at the cut decodes as U+FFFD.
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8').trim();
 }
 
 function isObj(v: unknown): v is Record<string | symbol, unknown> {
@@ -60,7 +191,7 @@ export async function openStream(input: StreamInput | unknown): Promise<AsyncIte
   let src: unknown = input;
   if (isObj(src) && typeof (src as { then?: unknown }).then === 'function' && !(Symbol.asyncIterator in src)) src = await (src as unknown as PromiseLike<unknown>);
   if (isObj(src) && isResponse(src)) {
-    if (!src.ok) throw new HttpStreamError(src.status);
+    if (!src.ok) throw new HttpStreamError(src.status, await bodyExcerpt(src.body));
     if (src.body === null || src.body === undefined) throw new BadStreamSource('the fetch Response has no body to read');
     src = src.body;
   }

@@ -82,7 +82,11 @@ export interface Adapter {
   end(): StreamEvent[];
 }
 
-/** Provider error types that are worth retrying (overload, rate limit, transient server errors). */
+/**
+ * Provider error types that are worth retrying (overload, rate limit, transient server errors, a
+ * lost connection). Errors with an HTTP status or a socket code are classified by those first
+ * (src/engine/streamSource.ts `classifyStreamError`).
+ */
 export function isRetryableErrorType(type: string): boolean {
-  return /overloaded|rate_limit|timeout|unavailable|server_error|api_error|internal|idle/i.test(type);
+  return /overloaded|rate_limit|timeout|unavailable|server_error|api_error|internal|idle|connection/i.test(type);
 }
