@@ -30,7 +30,6 @@ export function clientSink(x: Exchange): ClientSink {
   if (x.creq.includeUsage !== undefined) o.includeUsage = x.creq.includeUsage;
   if (x.ctx.idGenerator) o.idGenerator = x.ctx.idGenerator;
   if (x.creq.clientTools) o.clientTools = x.creq.clientTools;
-  if (x.creq.clientTools) o.clientTools = x.creq.clientTools;
   return x.creq.stream ? new SseSink(x, x.api.stream(o)) : new BodySink(x, o);
 }
 
