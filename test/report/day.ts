@@ -72,22 +72,27 @@ function bunch(script: ScriptLine[]): ScriptLine[] {
 interface Receiver {
   url: string;
   bodies: string[];
+  /** Metrics posts: content type and size (they come as protobuf). */
+  metrics: { contentType: string; bytes: number }[];
   close(): Promise<void>;
 }
 
 async function startReceiver(): Promise<Receiver> {
   const bodies: string[] = [];
+  const metrics: Receiver['metrics'] = [];
   const server = http.createServer((req, res) => {
     let b = '';
-    req.on('data', (c: Buffer) => (b += c.toString()));
+    let bytes = 0;
+    req.on('data', (c: Buffer) => ((b += c.toString()), (bytes += c.length)));
     req.on('end', () => {
       if (req.url === '/v1/traces') bodies.push(b);
+      if (req.url === '/v1/metrics') metrics.push({ contentType: String(req.headers['content-type']), bytes });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{}');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, close: () => new Promise((r) => (server.close(() => r()), server.closeAllConnections())) };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, metrics, close: () => new Promise((r) => (server.close(() => r()), server.closeAllConnections())) };
 }
 
 /** One streaming chat request; `abortAfterMs` destroys it mid-stream. Resolves when it is over. */
@@ -155,7 +160,12 @@ export async function generateDay(dir: string): Promise<void> {
   fs.mkdirSync(path.join(dir, 'otlp'));
   fs.mkdirSync(path.join(dir, 'journals'));
   const receiver = await startReceiver();
-  const otel = startOtel({ serviceName: 'report-day', traces: { url: `${receiver.url}/v1/traces`, protocol: 'http/json' } });
+  // Traces as JSON (what the report reads); metrics as protobuf (the other protocol, flushed at shutdown).
+  const otel = startOtel({
+    serviceName: 'report-day',
+    traces: { url: `${receiver.url}/v1/traces`, protocol: 'http/json' },
+    metrics: { url: `${receiver.url}/v1/metrics`, protocol: 'http/protobuf', intervalMs: 3_600_000 },
+  });
   const logLines: string[] = [];
   const logger = new Logger('info', (r) => logLines.push(JSON.stringify(r)));
   const observer = composeObservers(turnLogObserver(logger), otel.observer);
@@ -200,6 +210,7 @@ export async function generateDay(dir: string): Promise<void> {
     await receiver.close();
   }
   fs.writeFileSync(path.join(dir, 'logs', 'gateway.log'), logLines.join('\n') + '\n');
+  fs.writeFileSync(path.join(dir, 'metrics-posts.json'), JSON.stringify(receiver.metrics));
   fs.writeFileSync(path.join(dir, 'otlp', 'traces.jsonl'), receiver.bodies.map((b) => JSON.stringify(JSON.parse(b))).join('\n') + '\n');
 }
 

@@ -125,6 +125,10 @@ test('the OTLP JSON the receiver got gives the same table; logs and spans of one
   const both = await jsonReport([path.join(tmp, 'logs'), path.join(tmp, 'otlp')]);
   expect(gatewayRows(both)).toEqual(fromLog.rows.map(counts));
   expect(both.totals.inputs).toBe(2);
+  // The same process exported its metrics as http/protobuf: they arrived, flushed at shutdown.
+  const metricPosts = JSON.parse(fs.readFileSync(path.join(tmp, 'metrics-posts.json'), 'utf8')) as { contentType: string; bytes: number }[];
+  expect(metricPosts.length).toBeGreaterThan(0);
+  expect(metricPosts.every((p) => p.contentType === 'application/x-protobuf' && p.bytes > 100)).toBe(true);
   // Never contents.
   expect(fs.readFileSync(OTLP(), 'utf8')).not.toContain('SECRET_PATH');
   expect(fs.readFileSync(LOG(), 'utf8')).not.toContain('SECRET_PATH');
