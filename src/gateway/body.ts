@@ -136,6 +136,12 @@ function fullCollection(): (() => void) | null {
   return gcFn;
 }
 
+/** Bodies at least this large let the event loop turn between their O(n) steps (join, parse, translate, serialise). */
+export const YIELD_ABOVE_BYTES = 1024 * 1024;
+
+/** One turn of the event loop (I/O callbacks, e.g. /health, run first). */
+export const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
 export interface BodyLimits {
   /** Largest body in bytes (413 above). */
   maxBytes: number;
@@ -221,22 +227,29 @@ export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budg
       }
       take(decoder.write(c));
     };
+    const parse = (text: string): void => {
+      pieces = [];
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return fail(invalidRequest('request body is not valid JSON'));
+      }
+      settled = true;
+      cleanup();
+      resolve({ body, charged });
+    };
     const onEnd = (): void => {
       if (settled) return;
       if (!take(decoder.end())) return;
       const status = scanner.finish();
       if (status === 'empty') return fail(invalidRequest('request body is empty; expected a JSON object'));
       if (status !== 'closed') return fail(invalidRequest('request body is not valid JSON (it ends before the value is complete)'));
-      let body: unknown;
-      try {
-        body = JSON.parse(pieces.length === 1 ? pieces[0]! : pieces.join(''));
-      } catch {
-        return fail(invalidRequest('request body is not valid JSON'));
-      }
-      pieces = [];
-      settled = true;
-      cleanup();
-      resolve({ body, charged });
+      const text = pieces.length === 1 ? pieces[0]! : pieces.join('');
+      // A large body is joined in one turn of the loop and parsed in the next: other requests
+      // (and /health) are served between the two O(n) steps.
+      if (size < YIELD_ABOVE_BYTES) parse(text);
+      else setImmediate(() => (settled ? undefined : parse(text)));
     };
     const onGone = (): void => {
       if (settled || req.complete) return;

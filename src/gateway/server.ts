@@ -24,7 +24,7 @@ import type { Adapter } from '../wire/events';
 import { createStreamReader, type StreamReader } from '../wire/index';
 import { estimateInputTokens, type ModelMapping, type ToolParam } from './canonical';
 import { GatewayError } from './errors';
-import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, readJsonBody } from './body';
+import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, nextTurn, readJsonBody, YIELD_ABOVE_BYTES } from './body';
 import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
 import type { ExchangeObserver } from './observer';
 import { chatApi } from './inbound/chat';
@@ -405,6 +405,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     let release: (() => void) | undefined;
     const ac = new AbortController();
     try {
+      // A large body was just parsed: let the loop turn before it is translated.
+      if (charged >= YIELD_ABOVE_BYTES) await nextTurn();
       if (closing || drain.draining) throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
       release = slots.take();
       if (!release) throw Slots.overloaded(opts.maxConcurrent);

@@ -61,11 +61,12 @@ export class UpstreamClient {
       headers?: Record<string, string>;
     },
   ): Promise<http.IncomingMessage> {
-    const payload = Buffer.from(JSON.stringify(body), 'utf8');
+    // Sent as the string (encoded while written) with its UTF-8 length: no second copy of a large body.
+    const payload = JSON.stringify(body);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
-      'content-length': String(payload.length),
+      'content-length': String(Buffer.byteLength(payload, 'utf8')),
       ...this.config.headers,
       ...opts.headers,
     };
