@@ -202,9 +202,15 @@ export class FileJournalStore implements JournalStore {
   }
 
   async list(): Promise<JournalListing[]> {
-    if (!fs.existsSync(this.dir)) return [];
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw toJournalError(err, `list ${this.dir}`);
+    }
     const out: JournalListing[] = [];
-    for (const name of fs.readdirSync(this.dir).sort()) {
+    for (const name of names) {
       if (name.endsWith('.lock')) continue;
       try {
         checkTurnId(name);
@@ -297,8 +303,7 @@ export class FileJournalStore implements JournalStore {
   }
 
   async close(): Promise<void> {
-    for (const f of this.open.values()) fs.closeSync(f.fd);
-    this.open.clear();
+    for (const turn of [...this.open.keys()]) this.forget(turn);
   }
 }
 
