@@ -1,4 +1,4 @@
-import { assign, fromPromise, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from '../src/calls';
 
 /**
@@ -45,6 +45,8 @@ export interface ToolCallContext {
   input?: Record<string, unknown>;
   repaired: boolean;
   streamEnded: boolean;
+  /** The tool run in progress (set on entering `running`). */
+  toolRun?: ToolRun;
   /** Released with `start: true`: go straight on to `running`. */
   startOnRelease: boolean;
   result?: CallResult;
@@ -59,7 +61,16 @@ export type ToolCallEvent =
   | { type: 'call.start' }
   | { type: 'call.settle'; result: CallResult }
   | { type: 'call.interrupt' }
-  | { type: 'call.discard' };
+  | { type: 'call.discard' }
+  /** From the tool run this actor started (`runTool`): its result, or what it threw. */
+  | { type: 'tool.done'; run: ToolRun; result: CallResult }
+  | { type: 'tool.error'; run: ToolRun; error: unknown };
+
+/** The tool run of a `running` call: its abort controller, and whether it has settled. */
+export interface ToolRun {
+  abort: AbortController;
+  settled: boolean;
+}
 
 /** A report to the turn machine (`emittable`, `invalid`; every state entry when inspected). */
 export interface CallStatusEvent {
@@ -100,13 +111,6 @@ export const toolCallMachine = setup({
     input: {} as ToolCallInput,
     events: {} as ToolCallEvent,
   },
-  actors: {
-    // Calls the runner the turn was given (no per-turn `.provide()` needed); fails loudly without one.
-    runTool: fromPromise<CallResult, RunToolInput & { run?: RunToolFn }>(({ input, signal }) => {
-      const { run, ...call } = input;
-      return run ? run(call, signal) : Promise.reject(new Error('no tool runner configured'));
-    }),
-  },
   guards: {
     startOnRelease: ({ context }) => context.startOnRelease,
     isReady: ({ context }) => isCallReady(context),
@@ -116,6 +120,45 @@ export const toolCallMachine = setup({
     report: sendParent(statusReport),
     /** A state entry the turn does not act on: reported only in `inspectedToolCallMachine`. */
     announce: (_, _params: { phase: CallPhase }) => undefined,
+    /**
+     * Entering `running` runs the tool (the runner the turn was given; fails loudly without one).
+     * Its outcome comes back as `tool.done` / `tool.error`; leaving `running` first aborts it
+     * (`stopTool`), and an outcome that arrives after that is dropped (the actor has ended or
+     * moved on). A plain effect rather than an invoked promise actor: one actor per call, not two.
+     */
+    runTool: enqueueActions(({ context, self, enqueue }) => {
+      const run: ToolRun = { abort: new AbortController(), settled: false };
+      enqueue.assign({ toolRun: run });
+      const call: RunToolInput = {
+        index: context.index,
+        attempt: context.attempt,
+        callId: context.id ?? '',
+        name: context.name ?? '',
+        input: context.input ?? {},
+      };
+      const runner = context.run;
+      enqueue(() => {
+        let p: Promise<CallResult>;
+        try {
+          p = runner ? runner(call, run.abort.signal) : Promise.reject(new Error('no tool runner configured'));
+        } catch (error) {
+          p = Promise.reject(error);
+        }
+        p.then(
+          (result) => {
+            run.settled = true;
+            self.send({ type: 'tool.done', run, result });
+          },
+          (error: unknown) => {
+            run.settled = true;
+            self.send({ type: 'tool.error', run, error });
+          },
+        );
+      });
+    }),
+    stopTool: ({ context }) => {
+      if (context.toolRun && !context.toolRun.settled) context.toolRun.abort.abort();
+    },
     assignIdentity: assign(({ context, event }) => {
       if (event.type !== 'call.identity') return {};
       // An empty or missing id/name never overwrites a known one (SPEC §5.1).
@@ -193,25 +236,12 @@ export const toolCallMachine = setup({
       },
     },
     running: {
-      entry: { type: 'announce', params: { phase: 'running' } },
-      invoke: {
-        src: 'runTool',
-        input: ({ context }): RunToolInput & { run?: RunToolFn } => ({
-          run: context.run,
-          index: context.index,
-          attempt: context.attempt,
-          callId: context.id ?? '',
-          name: context.name ?? '',
-          input: context.input ?? {},
-        }),
-        onDone: { target: 'resulted', actions: assign({ result: ({ event }) => event.output }) },
-        onError: {
-          target: 'resulted',
-          actions: assign({ result: ({ event }) => ({ ok: false, content: errorText(event.error) }) }),
-        },
-      },
+      entry: [{ type: 'announce', params: { phase: 'running' } }, 'runTool'],
+      exit: 'stopTool',
       on: {
-        // Leaving `running` stops the invoked tool: its AbortSignal fires and a late result is dropped.
+        'tool.done': { target: 'resulted', actions: assign({ result: ({ event }) => event.result }) },
+        'tool.error': { target: 'resulted', actions: assign({ result: ({ event }) => ({ ok: false, content: errorText(event.error) }) }) },
+        // Leaving `running` any other way stops the tool: its AbortSignal fires and a late result is dropped.
         'call.interrupt': { target: 'resulted', actions: 'assignInterrupted' },
         'call.discard': 'discarded',
       },
