@@ -254,7 +254,7 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; baseline
   r.lifecycle = await step('lifecycle', () => benchLifecycle({ ...(quick ? { sizes: [20, 100, 1000], budgetMs: 500 } : {}), baselineDist }));
   r.throughput = await step('throughput', () => benchThroughput(quick ? { sizes: [10_000, 100_000], budgetMs: 500 } : {}));
   r.gateway = await step('gateway', () => benchGateway(quick ? { sequential: 20, concurrency: 100 } : {}));
-  r.gatewayInbound = await step('gateway-inbound', () => benchGatewayInbound(quick ? { requests: 60, rounds: 1, timed: 4 } : {}));
+  r.gatewayInbound = await step('gateway-inbound', () => benchGatewayInbound({ ...(quick ? { requests: 60, rounds: 1, timed: 4 } : {}), ...(baselineDist ? { baselineDist } : {}) }));
   r.args = await step('args', () => benchArgs(quick ? { budgetMs: 150 } : {}));
   r.parsers = await step('parsers', async () => {
     let mod: ParsersModule;
