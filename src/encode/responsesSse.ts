@@ -35,9 +35,10 @@ export interface ResponsesEncodeOptions {
   /**
    * The client's name for a flattened backend tool (src/gateway/inbound/responsesTools.ts): a
    * namespace member's call is written `function_call {name, namespace}`, a tool search
-   * `tool_search_call {execution: "client", arguments}` (Codex's shapes).
+   * `tool_search_call {execution: "client", arguments}`, a freeform tool's call
+   * `custom_tool_call {name, input}` (Codex's shapes).
    */
-  clientTool?: (flatName: string) => { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | undefined;
+  clientTool?: (flatName: string) => { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string } | undefined;
 }
 
 type Item = Record<string, unknown> & { type: string; id: string };
@@ -152,15 +153,19 @@ export class ResponsesEventBuilder {
         const args = e.argsText.length > 0 ? e.argsText : '{}';
         const ref = this.clientTool?.(e.name);
         const output_index = this.items.length;
-        if (ref?.kind === 'tool_search') {
-          const item: Item = { type: 'tool_search_call', id: randomId('tsc_'), call_id: randomId('call_'), execution: 'client', arguments: e.input, status: 'completed' };
+        if (ref?.kind === 'tool_search' || ref?.kind === 'custom') {
+          const input = typeof e.input.input === 'string' ? e.input.input : JSON.stringify(e.input);
+          const item: Item =
+            ref.kind === 'custom'
+              ? { type: 'custom_tool_call', id: randomId('ctc_'), call_id: randomId('call_'), name: ref.name, input, status: 'completed' }
+              : { type: 'tool_search_call', id: randomId('tsc_'), call_id: randomId('call_'), execution: 'client', arguments: e.input, status: 'completed' };
           this.ev(out, { type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress' } });
           this.items.push(item);
           this.ev(out, { type: 'response.output_item.done', output_index, item });
           break;
         }
         const id = randomId('fc_');
-        const base = ref ? { type: 'function_call', id, call_id: randomId('call_'), name: ref.name, namespace: ref.namespace } : { type: 'function_call', id, call_id: randomId('call_'), name: e.name };
+        const base = ref?.kind === 'namespace' ? { type: 'function_call', id, call_id: randomId('call_'), name: ref.name, namespace: ref.namespace } : { type: 'function_call', id, call_id: randomId('call_'), name: e.name };
         this.ev(out, { type: 'response.output_item.added', output_index, item: { ...base, arguments: '', status: 'in_progress' } });
         this.ev(out, { type: 'response.function_call_arguments.delta', item_id: id, output_index, delta: args });
         this.ev(out, { type: 'response.function_call_arguments.done', item_id: id, output_index, arguments: args });

@@ -1,7 +1,8 @@
 /**
- * Codex's namespace tools and client tool search through /v1/responses: flattened into uniquely
- * named function tools for the backend, and each call written back the way Codex reads it
- * (`function_call {name, namespace}`, `tool_search_call {execution: "client", arguments}`).
+ * Codex's namespace tools, client tool search and freeform custom tools through /v1/responses:
+ * flattened into uniquely named function tools for the backend, and each call written back the
+ * way Codex reads it (`function_call {name, namespace}`, `tool_search_call {execution: "client",
+ * arguments}`, `custom_tool_call {name, input}`).
  * Shapes from Codex's public source (codex-rs: tools/src/responses_api.rs `ResponsesApiNamespace`,
  * tools/src/tool_spec.rs `ToolSpec::ToolSearch`, core/src/tools/router.rs `build_tool_call`,
  * protocol/src/tool_name.rs `canonical_flat_name`) and a request captured from Codex 0.171.
@@ -88,6 +89,40 @@ describe('flattening (parse)', () => {
     expect(parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ ...TOOL_SEARCH, execution: 'server' }] }).droppedTools).toEqual(['tool_search']);
     expect(() => parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ type: 'namespace', name: 'x' }] })).toThrow(/tools\[0\]\.tools: expected an array/);
     expect(() => parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ type: 'namespace', tools: [] }] })).toThrow(/tools\[0\]\.name/);
+  });
+});
+
+describe('freeform custom tools (Codex apply_patch)', () => {
+  const APPLY_PATCH = { type: 'custom', name: 'apply_patch', description: 'Edit files.', format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' } };
+
+  test('offered as a function with one string parameter (grammar in the description); history maps to it', () => {
+    const req = parseResponsesRequest({
+      model: 'm',
+      tools: [fn('exec_command'), APPLY_PATCH],
+      input: [
+        { type: 'message', role: 'user', content: 'fix it' },
+        { type: 'custom_tool_call', call_id: 'p1', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch\n', status: 'completed' },
+        { type: 'custom_tool_call_output', call_id: 'p1', output: 'Done!' },
+      ],
+    });
+    const tool = req.tools!.find((t) => t.name === 'apply_patch')!;
+    expect(tool.input_schema).toEqual({ type: 'object', properties: { input: { type: 'string', description: 'The raw input text.' } }, required: ['input'] });
+    expect(tool.description).toContain('Edit files.');
+    expect(tool.description).toContain('lark grammar:\nstart: begin_patch hunk+ end_patch');
+    expect(req.clientTools?.ref('apply_patch')).toEqual({ kind: 'custom', name: 'apply_patch' });
+    expect(req.messages.slice(1)).toEqual([
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'p1', name: 'apply_patch', input: { input: '*** Begin Patch\n*** End Patch\n' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'p1', text: 'Done!', images: [], is_error: false }] },
+    ]);
+  });
+
+  test('the backend’s call goes back as custom_tool_call with the raw input', () => {
+    const names = new ClientToolNames();
+    const flat = names.custom('apply_patch');
+    const enc = new ResponsesSseEncoder({ model: 'm', clientTool: (n) => names.ref(n) });
+    const text = enc.push({ type: 'tool_use', index: 0, backendId: 'b', name: flat, input: { input: '*** Begin Patch\n' }, argsText: '{"input":"*** Begin Patch\\n"}', repaired: false });
+    const done = sseFrames(text).find((f) => f.event === 'response.output_item.done')!.data as { item: Record<string, unknown> };
+    expect(done.item).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch\n', status: 'completed' });
   });
 });
 

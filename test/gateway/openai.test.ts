@@ -261,8 +261,8 @@ describe('/v1/responses with the openai SDK', () => {
       message: expect.stringContaining('no conversation state'),
     });
     await expect(
-      client.responses.create({ model: 'm', input: 'hi', tools: [{ type: 'custom', name: 'apply_patch' }] }),
-    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('custom') });
+      client.responses.create({ model: 'm', input: 'hi', tools: [{ type: 'computer_use', name: 'x' } as never] }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('computer_use') });
   });
 
   test('hosted tools (web_search) are left out upstream and named in a header and a warn log; namespaces are flattened', async () => {

@@ -11,10 +11,11 @@
  *   with an `image_url`; assistant: `output_text` / `refusal`), `function_call` → tool_use (merged
  *   into the assistant turn before it), `function_call_output` → tool_result (consecutive ones form
  *   one user turn; text or `input_text`/`input_image` parts), `reasoning` → thinking (summary text;
- *   `encrypted_content` kept as its signature), `tool_search_call` / `tool_search_output` → a call
- *   of the search function and its result. Other item types → 400.
- * - tools: `function` tools; Codex's tool `namespace` groups and client `tool_search`, flattened
- *   into function tools and mapped back on output (./responsesTools.ts); provider-hosted tools
+ *   `encrypted_content` kept as its signature), `tool_search_call` / `tool_search_output` and
+ *   `custom_tool_call` / `custom_tool_call_output` → a call of the flattened function and its
+ *   result. Other item types → 400.
+ * - tools: `function` tools; Codex's tool `namespace` groups, client `tool_search` and freeform
+ *   `custom` tools, flattened into function tools and mapped back on output (./responsesTools.ts); provider-hosted tools
  *   (`web_search`, `file_search`, …) are left out of the upstream request (header
  *   `x-sluice-dropped-tools`, warn log `tools_dropped`); other tool types → 400;
  *   tool_choice, `parallel_tool_calls`, `max_output_tokens`, temperature, top_p,
@@ -91,7 +92,7 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
       const where = `input[${i}]`;
       if (!isObj(it)) throw invalidRequest(`${where}: expected an object`);
       const type = it.type ?? (it.role !== undefined ? 'message' : undefined);
-      if (type !== 'function_call_output' && type !== 'tool_search_output') toolTurn = undefined;
+      if (type !== 'function_call_output' && type !== 'tool_search_output' && type !== 'custom_tool_call_output') toolTurn = undefined;
       const addResult = (block: UserBlock): void => {
         if (toolTurn) toolTurn.push(block);
         else {
@@ -123,7 +124,11 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
         const input = argumentsObject(it.arguments, `${where}.arguments`);
         count.chars += name.length + JSON.stringify(input).length;
         lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name, input });
-      } else if (type === 'function_call_output') {
+      } else if (type === 'custom_tool_call') {
+        const input = str(it.input, `${where}.input`);
+        count.chars += input.length;
+        lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name: tools.names.custom(nonEmptyStr(it.name, `${where}.name`)), input: { input } });
+      } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
         const id = nonEmptyStr(it.call_id, `${where}.call_id`);
         let text = '';
         const images: UserBlock[] = [];
@@ -153,7 +158,7 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
         if (typeof it.encrypted_content === 'string' && it.encrypted_content.length > 0) blk.signature = it.encrypted_content;
         lastAssistant().push(blk);
       } else {
-        throw invalidRequest(`${where}.type: input item ${JSON.stringify(String(type))} is not supported by this stateless gateway (message, function_call, function_call_output, reasoning, tool_search_call and tool_search_output are)`);
+        throw invalidRequest(`${where}.type: input item ${JSON.stringify(String(type))} is not supported by this stateless gateway (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, tool_search_call and tool_search_output are)`);
       }
     });
   } else {

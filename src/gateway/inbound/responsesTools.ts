@@ -19,6 +19,12 @@
  * - output: the encoder asks `ClientToolNames.ref(flat)` and writes a namespace member's call as
  *   `function_call {name, namespace}` and a search as `tool_search_call {execution: "client",
  *   arguments}` (src/encode/responsesSse.ts).
+ *
+ * Freeform `custom` tools (Codex's `apply_patch` for GPT-5 models: `{"type":"custom","name",
+ * "description","format":{"type":"grammar","syntax":"lark","definition"}}`) take raw text, not
+ * JSON. The backend gets a function of the same name with one string parameter `input` (the
+ * grammar in its description); its call goes back as `custom_tool_call {name, input}` and
+ * `custom_tool_call` / `custom_tool_call_output` history items map to that call and its result.
  */
 import { createHash } from 'node:crypto';
 import { isObj, type ToolParam } from '../canonical';
@@ -27,7 +33,10 @@ import { parseFunctionTools } from './chat';
 import { Counter, nonEmptyStr } from './validate';
 
 /** How the client knows a tool the backend sees under a flat name. */
-export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' };
+export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string };
+
+/** The one parameter of a freeform custom tool offered as a function. */
+const CUSTOM_INPUT_SCHEMA = { type: 'object', properties: { input: { type: 'string', description: 'The raw input text.' } }, required: ['input'] };
 
 /** OpenAI's limit for a function name (Anthropic and Gemini allow at least as many). */
 const MAX_NAME = 64;
@@ -65,6 +74,14 @@ export class ClientToolNames {
     const flat = this.unique(`${namespace.replace(/_+$/, '')}__${name.replace(/^_+/, '')}`);
     this.byMember.set(key, flat);
     this.refs.set(flat, { kind: 'namespace', namespace, name });
+    return flat;
+  }
+
+  /** The backend name of a freeform custom tool (its own name unless that clashes). */
+  custom(name: string): string {
+    for (const [flat, r] of this.refs) if (r.kind === 'custom' && r.name === name) return flat;
+    const flat = this.unique(name);
+    this.refs.set(flat, { kind: 'custom', name });
     return flat;
   }
 
@@ -116,7 +133,7 @@ export class ResponsesTools {
     const groups: { at: string; t: Record<string, unknown> }[] = [];
     v.forEach((t, i) => {
       if (!isObj(t) || typeof t.type !== 'string' || t.type === 'function') plain.push(t);
-      else if (t.type === 'namespace' || t.type === 'tool_search') groups.push({ at: `tools[${i}]`, t });
+      else if (t.type === 'namespace' || t.type === 'tool_search' || t.type === 'custom') groups.push({ at: `tools[${i}]`, t });
       else if (HOSTED_TOOL_TYPES.has(t.type)) this.dropped.push(t.type);
       else plain.push(t); // parseFunctionTools names the unsupported type
     });
@@ -144,6 +161,17 @@ export class ResponsesTools {
   }
 
   private addGroup(t: Record<string, unknown>, at: string): void {
+    if (t.type === 'custom') {
+      const name = nonEmptyStr(t.name, `${at}.name`);
+      const flat = this.names.custom(name);
+      const format = isObj(t.format) ? t.format : undefined;
+      const grammar = format && typeof format.definition === 'string' ? `\n\nThe input follows this ${typeof format.syntax === 'string' ? format.syntax : ''} grammar:\n${format.definition}` : '';
+      const description = `${typeof t.description === 'string' ? t.description : ''}\n\nPass the raw input as the string parameter "input" (not JSON-encoded content).${grammar}`.trim();
+      const tool: ToolParam = { name: flat, description, input_schema: CUSTOM_INPUT_SCHEMA };
+      this.count.chars += flat.length + description.length;
+      this.list.push(tool);
+      return;
+    }
     if (t.type === 'tool_search') {
       if (t.execution !== undefined && t.execution !== 'client') {
         this.dropped.push('tool_search');
