@@ -1,0 +1,137 @@
+/**
+ * The gateway's per-chunk translation on a text flood, without HTTP: 100k OpenAI-chat text chunks
+ * (in 16 KiB reads, as a socket delivers them) → wire reader → TurnController (gateway mode) →
+ * each route's SSE encoder, CPU time in this process. With `--baseline <git-ref>` the same work
+ * runs on that commit's build (bench/baseline.ts) in alternation (`timeSideBySide`), so the ratio
+ * is this tree's translation cost against the baseline's on the same machine at the same time.
+ * (bench/gatewayInbound.ts `--text 100000` measures the whole gateway process against a byte pipe.)
+ *
+ *   npx ts-node -T bench/gatewayFlood.ts [--chunks N] [--baseline <git-ref>] [--current <git-ref>] [--budget-ms N]
+ *   (`--current HEAD`: this side from a build of the last commit too, so both sides are tsc output)
+ */
+import { baselineDist, baselineModule, timeSideBySide } from './baseline';
+import { chatChunk } from '../src/gateway/scripted';
+
+type Api = 'messages' | 'responses' | 'chat';
+const APIS: readonly Api[] = ['messages', 'responses', 'chat'];
+
+interface Encoder {
+  start?(): string;
+  push(e: unknown): string;
+}
+interface Modules {
+  createStreamReader(format: 'openai-chat'): { write(c: Uint8Array): { type: string }[]; end(): { type: string }[] };
+  TurnController: new (o: { mode: 'gateway'; format: 'openai-chat' }) => { feed(e: unknown): void; events: { on(t: 'output', f: (e: unknown) => void): void } };
+  encoder(api: Api): Encoder;
+}
+
+function load(root: string | undefined): Modules {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- this tree's sources or another build, by path
+  const req = (m: string): Record<string, unknown> => (root ? baselineModule<Record<string, unknown>>(root, m) : (require(`../${m}`) as Record<string, unknown>));
+  const wire = req('src/wire/index') as unknown as Pick<Modules, 'createStreamReader'>;
+  const ctrl = req('src/engine/controller') as unknown as Pick<Modules, 'TurnController'>;
+  const a = req('src/encode/anthropicSse') as { AnthropicSseEncoder: new (o: object) => Encoder };
+  const r = req('src/encode/responsesSse') as { ResponsesSseEncoder: new (o: object) => Encoder };
+  const c = req('src/encode/chatSse') as { ChatSseEncoder: new (o: object) => Encoder };
+  const o = { model: 'bench', inputTokens: 10 };
+  return {
+    createStreamReader: wire.createStreamReader,
+    TurnController: ctrl.TurnController,
+    encoder: (api) => (api === 'messages' ? new a.AnthropicSseEncoder(o) : api === 'responses' ? new r.ResponsesSseEncoder(o) : new c.ChatSseEncoder(o)),
+  };
+}
+
+/** The upstream stream in socket-sized reads. */
+function floodReads(chunks: number): Buffer[] {
+  const parts: string[] = [`data: ${JSON.stringify(chatChunk({ content: '' }))}\n\n`];
+  for (let k = 0; k < chunks; k++) parts.push(`data: ${JSON.stringify({ ...chatChunk({ content: `word${k} ` }), id: 'chatcmpl-flood' })}\n\n`);
+  parts.push(`data: ${JSON.stringify(chatChunk({ finish: 'stop' }))}\n\n`, 'data: [DONE]\n\n');
+  const all = Buffer.from(parts.join(''), 'utf8');
+  const reads: Buffer[] = [];
+  for (let i = 0; i < all.length; i += 16_384) reads.push(all.subarray(i, i + 16_384));
+  return reads;
+}
+
+/** One flood through reader → controller → encoder; returns the bytes written (a check that work happened). */
+function translate(m: Modules, api: Api, reads: Buffer[]): number {
+  const reader = m.createStreamReader('openai-chat');
+  const ctrl = new m.TurnController({ mode: 'gateway', format: 'openai-chat' });
+  const enc = m.encoder(api);
+  let out = enc.start?.() ?? '';
+  let bytes = 0;
+  ctrl.events.on('output', (e) => (out += enc.push(e)));
+  for (const r of reads) {
+    for (const e of reader.write(r)) ctrl.feed(e);
+    bytes += out.length;
+    out = '';
+  }
+  for (const e of reader.end()) ctrl.feed(e);
+  return bytes + out.length;
+}
+
+export interface FloodRow {
+  api: Api;
+  chunks: number;
+  /** CPU ms per flood (median), µs per chunk. */
+  ms: number;
+  usPerChunk: number;
+  baselineMs?: number;
+  baselineUsPerChunk?: number;
+  /** this ÷ baseline. */
+  vsBaseline?: number;
+  samples: number;
+}
+
+export async function benchGatewayFlood(opts: { chunks?: number; baselineDist?: string; currentDist?: string; budgetMs?: number } = {}): Promise<FloodRow[]> {
+  const chunks = opts.chunks ?? 100_000;
+  const reads = floodReads(chunks);
+  const cur = load(opts.currentDist);
+  const base = opts.baselineDist ? load(opts.baselineDist) : undefined;
+  const rows: FloodRow[] = [];
+  const r2 = (x: number): number => Math.round(x * 100) / 100;
+  for (const api of APIS) {
+    const t = await timeSideBySide(
+      () => void translate(cur, api, reads),
+      () => void translate(base ?? cur, api, reads),
+      { budgetMs: opts.budgetMs ?? 6000, minSamples: 5 },
+    );
+    const row: FloodRow = { api, chunks, ms: r2(t.current.ms), usPerChunk: r2((t.current.ms * 1000) / chunks), samples: t.current.samples };
+    if (base) {
+      row.baselineMs = r2(t.baseline.ms);
+      row.baselineUsPerChunk = r2((t.baseline.ms * 1000) / chunks);
+      row.vsBaseline = r2(t.current.ms / t.baseline.ms);
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+export function formatGatewayFlood(rows: FloodRow[], baselineRef?: string): string {
+  const b = baselineRef ? ` | baseline (${baselineRef}) ms | baseline µs/chunk | × baseline` : '';
+  const lines = [`| inbound API | chunks | CPU ms per flood | µs/chunk${b} | samples |`, `|---|---:|---:|---:${baselineRef ? '|---:|---:|---:' : ''}|---:|`];
+  for (const r of rows) {
+    const bc = baselineRef ? ` | ${r.baselineMs} | ${r.baselineUsPerChunk} | × ${r.vsBaseline}` : '';
+    lines.push(`| ${r.api} | ${r.chunks} | ${r.ms} | ${r.usPerChunk}${bc} | ${r.samples} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+if (require.main === module) {
+  const arg = (flag: string): string | undefined => {
+    const i = process.argv.indexOf(flag);
+    return i < 0 ? undefined : process.argv[i + 1];
+  };
+  const ref = arg('--baseline');
+  const currentRef = arg('--current');
+  const log = (s: string): void => void process.stderr.write(s);
+  const build = (r: string | undefined): Promise<string | undefined> => (r ? baselineDist(r, log) : Promise.resolve(undefined));
+  Promise.all([build(ref), build(currentRef)])
+    .then(([b, c]) =>
+      benchGatewayFlood({ chunks: Number(arg('--chunks') ?? 100_000), budgetMs: Number(arg('--budget-ms') ?? 6000), ...(b ? { baselineDist: b } : {}), ...(c ? { currentDist: c } : {}) }),
+    )
+    .then((rows) => process.stdout.write(formatGatewayFlood(rows, ref) + JSON.stringify(rows) + '\n'))
+    .catch((err: unknown) => {
+      process.stderr.write(`gateway-flood: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    });
+}
