@@ -134,21 +134,43 @@ d('Codex CLI through sluice serve --upstream scripted: (offline, Responses wire)
   }, 400_000);
 });
 
-/** Codex's home with a local provider at `url` and, optionally, the word-book MCP server. */
-function codexHome(tmp: string, url: string, mcp: boolean): string {
+/**
+ * Codex's home with a local provider at `url` and the word-book MCP server. `model` "m" is unknown
+ * to Codex; a name it knows ("gpt-5.5") makes it defer MCP tools behind a client `tool_search`
+ * and offer `apply_patch` as a freeform `custom` tool.
+ */
+function codexHome(tmp: string, url: string, model: string): string {
   const home = path.join(tmp, 'home');
   fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
-  const lines = ['model = "m"', 'model_provider = "local"', '[model_providers.local]', 'name = "local"', `base_url = "${url}/v1"`, 'wire_api = "responses"', 'env_key = "LOCAL_KEY"'];
-  if (mcp) {
-    lines.push('[mcp_servers.wordbook]', 'command = "node"', `args = [${JSON.stringify(path.join(__dirname, 'codex-mcp-server.cjs'))}]`, `cwd = ${JSON.stringify(path.resolve(__dirname, '../..'))}`, 'required = true');
-    // `required`: Codex waits for the server instead of leaving a still-starting one out of the
-    // first request. Codex 0.171 defers MCP tools behind tool_search by default, which it offers
-    // only for models it knows: with the model "m" they would not reach the model at all. Sent
-    // directly, they arrive as a namespace group.
-    lines.push('[features]', 'tool_search_always_defer_mcp_tools = false');
-  }
+  const lines = [`model = "${model}"`, 'model_provider = "local"', '[model_providers.local]', 'name = "local"', `base_url = "${url}/v1"`, 'wire_api = "responses"', 'env_key = "LOCAL_KEY"'];
+  // `required`: Codex waits for the server instead of leaving a still-starting one out of the
+  // first request.
+  lines.push('[mcp_servers.wordbook]', 'command = "node"', `args = [${JSON.stringify(path.join(__dirname, 'codex-mcp-server.cjs'))}]`, `cwd = ${JSON.stringify(path.resolve(__dirname, '../..'))}`, 'required = true');
+  // Codex 0.171 defers MCP tools behind tool_search by default, which it offers only for models
+  // it knows: with the model "m" they would not reach the model at all. Sent directly, they
+  // arrive as a namespace group.
+  if (model === 'm') lines.push('[features]', 'tool_search_always_defer_mcp_tools = false');
   fs.writeFileSync(path.join(home, '.codex', 'config.toml'), lines.join('\n') + '\n');
   return home;
+}
+
+/** The last tool message of a chat request (what the backend sees of a tool's result). */
+function toolResult(req: RecordedRequest): string | undefined {
+  const msgs = (req.body as { messages?: { role: string; content?: unknown }[] }).messages ?? [];
+  const last = msgs[msgs.length - 1];
+  return last?.role === 'tool' ? JSON.stringify(last.content) : undefined;
+}
+
+type CodexEvent = { type: string; item?: { type: string; server?: string; tool?: string; status?: string; text?: string; error?: unknown; changes?: unknown } };
+
+function codexEvents(lines: { text: string }[]): CodexEvent[] {
+  return lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l.text) as CodexEvent];
+    } catch {
+      return [];
+    }
+  });
 }
 
 d('Codex CLI with an MCP server through the gateway (namespace tools)', () => {
@@ -162,12 +184,6 @@ d('Codex CLI with an MCP server through the gateway (namespace tools)', () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-codex-mcp-'));
     const work = path.join(tmp, 'work');
     fs.mkdirSync(work);
-    /** The last tool message of a chat request (the backend sees the MCP result there). */
-    const toolResult = (req: RecordedRequest): string | undefined => {
-      const msgs = (req.body as { messages?: { role: string; content?: unknown }[] }).messages ?? [];
-      const last = msgs[msgs.length - 1];
-      return last?.role === 'tool' ? JSON.stringify(last.content) : undefined;
-    };
     const up = await startScriptedUpstream({
       script: (req) => {
         const result = toolResult(req);
@@ -185,7 +201,7 @@ d('Codex CLI with an MCP server through the gateway (namespace tools)', () => {
     });
     const gw = await startGateway({ upstream: up.url, logger: new Logger('warn', () => undefined), pingIntervalMs: 0 });
     try {
-      const home = codexHome(tmp, gw.url, true);
+      const home = codexHome(tmp, gw.url, 'm');
       const { code, lines: out } = await runCli(bin, ['exec', '--json', '--skip-git-repo-check', 'Look up the secret word in the word book.'], {
         cwd: work,
         env: { PATH: process.env.PATH ?? '', HOME: home, LOCAL_KEY: 'offline-key' },
@@ -197,19 +213,68 @@ d('Codex CLI with an MCP server through the gateway (namespace tools)', () => {
       expect(first.tools.map((t) => t.function.name)).toContain('mcp__wordbook__lookup_word');
       expect(first.tools.every((t) => t.type === 'function')).toBe(true);
       // Codex ran the MCP tool (its own event) and the backend's second request carried the result.
-      const events = out.flatMap((l) => {
-        try {
-          return [JSON.parse(l.text) as { type: string; item?: { type: string; server?: string; tool?: string; status?: string; text?: string; error?: unknown } }];
-        } catch {
-          return [];
-        }
-      });
+      const events = codexEvents(out);
       const mcpCall = events.find((e) => e.type === 'item.completed' && e.item?.type === 'mcp_tool_call');
       if (mcpCall?.item?.status !== 'completed') process.stderr.write(`[codex-mcp] MCP call: ${JSON.stringify(mcpCall?.item?.error ?? mcpCall?.item?.status)}\n`);
       expect(mcpCall?.item).toMatchObject({ server: 'wordbook', tool: 'lookup_word', status: 'completed' });
       expect(up.requests.map(toolResult).find((t) => t !== undefined)).toContain('the word for secret is albatross');
       const answer = events.filter((e) => e.type === 'item.completed' && e.item?.type === 'agent_message').pop();
       expect(answer?.item?.text).toBe('The word book says: albatross.');
+    } finally {
+      await gw.close();
+      await up.close();
+    }
+  }, 300_000);
+});
+
+d('Codex CLI with a model it knows: tool_search, a deferred MCP tool and the freeform apply_patch', () => {
+  let tmp: string | undefined;
+  afterAll(() => {
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('search → load the namespace → call it → apply_patch writes a file → answer', async () => {
+    const bin = codexBin();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-codex-search-'));
+    const work = path.join(tmp, 'work');
+    fs.mkdirSync(work);
+    const call = (id: string, name: string, args: unknown) => [
+      { t: 0, data: chatChunk({ tool: { index: 0, id, name, args: JSON.stringify(args) } }) },
+      { t: 5, data: chatChunk({ finish: 'tool_calls' }) },
+      { t: 5, data: '[DONE]' },
+    ];
+    const patch = '*** Begin Patch\n*** Add File: word.txt\n+albatross\n*** End Patch\n';
+    const up = await startScriptedUpstream({
+      script: (req) => {
+        const result = toolResult(req);
+        if (result === undefined) return call('call_s', 'tool_search', { query: 'word book lookup' });
+        if (result.includes('loaded_tools')) return call('call_l', 'mcp__wordbook__lookup_word', { key: 'secret' });
+        if (result.includes('albatross')) return call('call_p', 'apply_patch', { input: patch });
+        return [{ t: 0, data: chatChunk({ content: 'Wrote the word to word.txt.' }) }, { t: 5, data: chatChunk({ finish: 'stop' }) }, { t: 5, data: '[DONE]' }];
+      },
+    });
+    const gw = await startGateway({ upstream: up.url, logger: new Logger('warn', () => undefined), pingIntervalMs: 0 });
+    try {
+      const home = codexHome(tmp, gw.url, 'gpt-5.5');
+      const { code, lines: out } = await runCli(bin, ['exec', '--json', '--skip-git-repo-check', '-s', 'workspace-write', 'Find the secret word in the word book and write it to word.txt.'], {
+        cwd: work,
+        env: { PATH: process.env.PATH ?? '', HOME: home, LOCAL_KEY: 'offline-key' },
+        tag: 'codex-search',
+      });
+      expect(code).toBe(0);
+      const names = (i: number) => (up.requests[i]!.body as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name);
+      // The first request offers the search and apply_patch as functions, not the deferred MCP tool.
+      expect(names(0)).toEqual(expect.arrayContaining(['tool_search', 'apply_patch']));
+      expect(names(0)).not.toContain('mcp__wordbook__lookup_word');
+      // After Codex's tool_search_output the loaded namespace is a function the backend can call.
+      expect(names(1)).toContain('mcp__wordbook__lookup_word');
+      const events = codexEvents(out);
+      const mcpCall = events.find((e) => e.type === 'item.completed' && e.item?.type === 'mcp_tool_call');
+      expect(mcpCall?.item).toMatchObject({ server: 'wordbook', tool: 'lookup_word', status: 'completed' });
+      expect(fs.readFileSync(path.join(work, 'word.txt'), 'utf8').trim()).toBe('albatross');
+      expect(up.requests).toHaveLength(4);
+      const answer = events.filter((e) => e.type === 'item.completed' && e.item?.type === 'agent_message').pop();
+      expect(answer?.item?.text).toBe('Wrote the word to word.txt.');
     } finally {
       await gw.close();
       await up.close();
