@@ -84,11 +84,18 @@ interface PoolConfig {
   keepAlive?: boolean;
 }
 
-/** Load `pg` lazily: it is an optional peer dependency, needed only for this store. */
-function loadPg(): { Pool: new (cfg: PoolConfig) => PgPoolLike } {
+/**
+ * Load `pg` lazily: it is an optional peer dependency, needed only for this store. A dynamic
+ * import (works from the ESM and CommonJS builds) of a computed name, so bundlers leave it to be
+ * resolved at run time instead of requiring it at build time.
+ */
+async function loadPg(): Promise<{ Pool: new (cfg: PoolConfig) => PgPoolLike }> {
+  const name = 'pg';
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('pg') as { Pool: new (cfg: PoolConfig) => PgPoolLike };
+    const mod = (await import(name)) as { Pool?: new (cfg: PoolConfig) => PgPoolLike; default?: { Pool: new (cfg: PoolConfig) => PgPoolLike } };
+    const Pool = mod.Pool ?? mod.default?.Pool;
+    if (typeof Pool !== 'function') throw new Error('no Pool');
+    return { Pool };
   } catch {
     throw new JournalError('the PostgreSQL journal store needs the "pg" package: npm install pg', 'io');
   }
@@ -113,7 +120,7 @@ export class PostgresJournalStore implements JournalStore {
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new JournalError(`invalid table prefix ${JSON.stringify(prefix)}`, 'io');
     let pool = opts.pool;
     if (!pool) {
-      pool = new (loadPg().Pool)({
+      pool = new (await loadPg()).Pool({
         connectionString: opts.connectionString,
         connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
         query_timeout: opts.queryTimeoutMs ?? 30_000,
