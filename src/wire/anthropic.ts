@@ -22,6 +22,8 @@
  * - server_tool_use, mcp_tool_use and `*_tool_result` blocks run on Anthropic's side, not the
  *   client's: skipped, with ONE `server_block_skipped` warning per block; their deltas are dropped.
  *   Other unknown block types: skipped with one `unknown_block` warning per block.
+ * - A block index that is not a non-negative integer (-1, 0.5, "0", null, true) is refused
+ *   (`invalid_index` warning, the event dropped; `wireIndex`, common.ts).
  * - A delta or stop for a block index that was never started: one `unknown_block_delta` warning per
  *   index (the delta is dropped).
  * - message_delta → `usage` (when present) then `finish` (end_turn→stop, tool_use→tool_calls,
@@ -36,7 +38,7 @@
  * cachedTokens = cache_read_input_tokens, outputTokens = output_tokens.
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 
 const enum Kind {
   Text,
@@ -179,7 +181,11 @@ export class AnthropicAdapter extends BaseAdapter {
   }
 
   private blockStart(p: Obj, out: EventSink): void {
-    const index = num(p.index);
+    const index = wireIndex(p.index);
+    if (index === REFUSED_INDEX) {
+      this.refuseIndex(out, 'content_block_start.index', p.index);
+      return;
+    }
     const cb = isObj(p.content_block) ? p.content_block : undefined;
     if (index === undefined || cb === undefined) {
       out.push({
@@ -253,8 +259,12 @@ export class AnthropicAdapter extends BaseAdapter {
   }
 
   private delta(p: Obj, out: EventSink): void {
-    const index = p.index as number;
-    const block = typeof index === 'number' ? this.blocks[index] : undefined;
+    const index = wireIndex(p.index);
+    if (index === REFUSED_INDEX) {
+      this.refuseIndex(out, 'content_block_delta.index', p.index);
+      return;
+    }
+    const block = index === undefined ? undefined : this.blocks[index];
     if (block === undefined) {
       this.unknownIndex(index, out);
       return;
@@ -305,7 +315,11 @@ export class AnthropicAdapter extends BaseAdapter {
   }
 
   private blockStop(p: Obj, out: EventSink): void {
-    const index = num(p.index);
+    const index = wireIndex(p.index);
+    if (index === REFUSED_INDEX) {
+      this.refuseIndex(out, 'content_block_stop.index', p.index);
+      return;
+    }
     const block = index === undefined ? undefined : this.blocks[index];
     if (index === undefined || block === undefined) {
       this.unknownIndex(index, out);

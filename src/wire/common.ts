@@ -59,6 +59,39 @@ export function warning(code: string, message: string): StreamEvent {
   return { type: 'warning', code, message };
 }
 
+/** Warning code for a position (call index, block index, output_index, path position) that is refused. */
+export const INVALID_INDEX = 'invalid_index';
+
+/**
+ * The one check for a position a producer sends (docs/limits.md: a negative, fractional or
+ * non-number index is refused): a non-negative safe integer passes; absent (`undefined`) is
+ * `undefined` (the adapter's own fallback applies); anything else (-1, 0.5, "0", null, true, NaN)
+ * is `REFUSED_INDEX`. A refused position never becomes a call: the adapter drops what it carried and
+ * emits `refusedIndex(...)`.
+ */
+export function wireIndex(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : REFUSED_INDEX;
+}
+export const REFUSED_INDEX = -1;
+
+/** A position written as text (a JSON path `[3]`, a text-format attribute): decimal digits only. */
+export function textIndex(s: string): number {
+  if (s.length === 0 || s.length > 15) return REFUSED_INDEX;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return REFUSED_INDEX;
+  }
+  if (s.length > 1 && s.charCodeAt(0) === 48) return REFUSED_INDEX; // "01"
+  return Number(s);
+}
+
+/** The `invalid_index` warning: names the field and the value's kind (a number is shown). */
+export function refusedIndex(format: string, field: string, v: unknown): StreamEvent {
+  const what = typeof v === 'number' ? String(v) : describe(v);
+  return warning(INVALID_INDEX, `${format}: ${field} ${what} is not a non-negative integer; refused`);
+}
+
 /** Describe a payload for a warning without quoting its contents. */
 export function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -130,6 +163,12 @@ export abstract class BaseAdapter implements Adapter {
     // '[DONE]' carries no information beyond "the stream ends"; end() closes the stream.
   }
   protected onEnd(_out: EventSink): void {}
+
+  /** A refused position (see `wireIndex`): one `invalid_index` warning per field and value. */
+  protected refuseIndex(out: EventSink, field: string, v: unknown): void {
+    const e = refusedIndex(this.format, field, v) as StreamEvent & { type: 'warning' };
+    this.warnOnce(out, e.code, e.message, `${INVALID_INDEX}:${e.message}`);
+  }
 
   /** Emit a warning once per key for the life of the adapter. */
   protected warnOnce(out: EventSink, code: string, message: string, key: string = code): void {

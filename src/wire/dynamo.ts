@@ -25,7 +25,7 @@
  *    A wrapped annotated chunk `{ data: <chunk>, event?, comment? }` is unwrapped.
  */
 import { isRetryableErrorType } from './events';
-import { type EventSink, isObj, type Obj } from './common';
+import { type EventSink, isObj, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { errorTypeFrom, OpenAIChatAdapter } from './openaiChat';
 
 export class DynamoAdapter extends OpenAIChatAdapter {
@@ -59,15 +59,18 @@ export class DynamoAdapter extends OpenAIChatAdapter {
       return;
     }
     for (const r of records) {
-      const index = typeof r === 'number' ? r : isObj(r) ? r.index : undefined;
-      if (typeof index === 'number' && Number.isInteger(index) && index >= 0) {
-        out.push({ type: 'call.complete', index });
-      } else {
+      const raw = isObj(r) ? r.index : r;
+      const index = wireIndex(raw);
+      if (index === undefined) {
         this.warnOnce(
           out,
           'bad_completion_record',
-          'dynamo: tool_call_completion record without a valid index; ignored',
+          'dynamo: tool_call_completion record without an index; ignored',
         );
+      } else if (index === REFUSED_INDEX) {
+        this.refuseIndex(out, 'tool_call_completion[].index', raw);
+      } else {
+        out.push({ type: 'call.complete', index });
       }
     }
   }

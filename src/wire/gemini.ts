@@ -34,10 +34,12 @@
  *   candidates) → finish content_filter.
  * - `{error:{code, message, status}}` → `stream.error` (RESOURCE_EXHAUSTED → rate_limit_error,
  *   DEADLINE_EXCEEDED → timeout_error, other statuses kept; UNAVAILABLE/INTERNAL are retryable).
- * - Only candidate 0 is followed.
+ * - Only candidate 0 is followed. A candidate `index` or a jsonPath position (`[3]`) that is not a
+ *   non-negative integer (-1, 0.5, "0", null, true; `[ 1]`, `[1e3]`, `[]`) is refused: `invalid_index`
+ *   warning (candidate) or `bad_json_path` (path), never part of a call.
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, textIndex, wireIndex } from './common';
 
 const FILTER_REASONS = new Set([
   'SAFETY',
@@ -84,8 +86,8 @@ export function parseJsonPath(path: string): PathKey[] | undefined {
       } else {
         const close = path.indexOf(']', i + 1);
         if (close === -1) return undefined;
-        const idx = Number(path.slice(i + 1, close));
-        if (!Number.isInteger(idx) || idx < 0 || idx > 100_000) return undefined;
+        const idx = textIndex(path.slice(i + 1, close));
+        if (idx === REFUSED_INDEX || idx > 100_000) return undefined;
         keys.push(idx);
         i = close + 1;
       }
@@ -161,7 +163,12 @@ export class GeminiAdapter extends BaseAdapter {
       for (let ci = 0; ci < cands.length; ci++) {
         const cand = cands[ci];
         if (!isObj(cand)) continue;
-        if ((cand.index ?? 0) !== 0 || ci > 0) {
+        const candIndex = wireIndex(cand.index);
+        if (candIndex === REFUSED_INDEX) {
+          this.refuseIndex(out, 'candidates[].index', cand.index);
+          continue;
+        }
+        if ((candIndex ?? 0) !== 0 || ci > 0) {
           this.warnOnce(
             out,
             'extra_candidate',

@@ -18,7 +18,9 @@
  *   `arguments` (an arguments *object*, sent by a few servers, is stringified once). A whole call in
  *   one chunk gives identity then one fragment. Interleaved indices are fine: state is per index.
  *   A tool_call without `index` continues the last call, or starts a new one when it brings an id
- *   not seen before (warning `missing_tool_index` once).
+ *   not seen before (warning `missing_tool_index` once). An index that is present but not a
+ *   non-negative integer (-1, 0.5, "0", null, true) is refused: warning `invalid_index`, the delta
+ *   is dropped (`wireIndex`, common.ts).
  *   Legacy `delta.function_call` is call 0.
  * - **No `call.complete`**: chat has no completion evidence on the wire; the engine infers it.
  * - `usage` from `chunk.usage` (on a usage-only chunk with `choices: []` or on the finish chunk), or
@@ -32,7 +34,7 @@
  * - `[DONE]` is optional and carries nothing; `end()` sends `stream.end`.
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -156,22 +158,26 @@ export class OpenAIChatAdapter extends BaseAdapter {
   }
 
   private toolCall(tc: Obj, out: EventSink): void {
-    let index = tc.index;
+    let index = wireIndex(tc.index);
+    if (index === REFUSED_INDEX) {
+      this.refuseIndex(out, 'tool_calls[].index', tc.index);
+      return;
+    }
     const id = nonEmpty(tc.id);
-    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) {
+    if (index === undefined) {
       this.warnOnce(
         out,
         'missing_tool_index',
-        'openai-chat: tool_call without a valid index; matched by id/order',
+        'openai-chat: tool_call without an index; matched by id/order',
       );
       this.idToIndex ??= new Map();
       const known = id !== undefined ? this.idToIndex.get(id) : undefined;
       if (known !== undefined) index = known;
       else if (id !== undefined || this.lastIndex < 0) index = this.calls.length;
       else index = this.lastIndex;
-      if (id !== undefined) this.idToIndex.set(id, index as number);
+      if (id !== undefined) this.idToIndex.set(id, index);
     }
-    this.callDelta(index as number, id, isObj(tc.function) ? tc.function : undefined, out);
+    this.callDelta(index, id, isObj(tc.function) ? tc.function : undefined, out);
   }
 
   private callDelta(index: number, id: string | undefined, fn: Obj | undefined, out: EventSink): void {

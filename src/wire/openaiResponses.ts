@@ -12,6 +12,8 @@
  * Emitted:
  * - response.created → `message.start {id, model}`. Every response.created starts a new response
  *   (a recording may hold several): call numbering restarts at 0 and per-item state is reset.
+ * - An event whose `output_index` is present but not a non-negative integer (-1, 0.5, "0", null,
+ *   true) is refused: `invalid_index` warning, the event dropped (`wireIndex`, common.ts).
  * - function_call items: call index = order of first appearance among function_call items of the
  *   response (not `output_index`). output_item.added → `call.identity {index, id: call_id, name}`;
  *   arguments.delta → `call.fragment` (non-empty); arguments.done or output_item.done →
@@ -35,7 +37,7 @@
  * outputTokens = output_tokens.
  */
 import { isRetryableErrorType, type StreamEvent, type Usage } from './events';
-import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 
 interface ItemState {
   call: number;
@@ -79,6 +81,10 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
 
   protected onPayload(p: Obj, out: EventSink): void {
     const type = p.type;
+    if (p.output_index !== undefined && wireIndex(p.output_index) === REFUSED_INDEX) {
+      this.refuseIndex(out, 'output_index', p.output_index);
+      return;
+    }
     switch (type) {
       case 'response.function_call_arguments.delta': {
         const st = this.lookup(p, out);
