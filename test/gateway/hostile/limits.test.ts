@@ -99,7 +99,8 @@ function bigMessages(bytes: number, model = 'ok'): string {
 describe('one large request cannot stall or bloat the gateway', () => {
   test(`a ${HEAVY ? 16 : 2} MiB body nested millions deep is refused while it arrives (400), the event loop stays free`, async () => {
     const depth = HEAVY ? 8_000_000 : 1_000_000;
-    const deep = '{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}';
+    // Built as bytes before the watch starts: the test process must not stall either.
+    const deep = Buffer.from('{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
     let r: Awaited<ReturnType<typeof post>> | undefined;
     const g = await guarded(async () => {
       r = await post(gw.url, '/v1/messages', deep, { timeoutMs: 20_000 });
