@@ -27,7 +27,7 @@ const resolvable = (id) => {
 };
 const checkout = fs.existsSync(path.join(root, 'src', 'index.ts')) && fs.existsSync(path.join(here, 'build.mjs'));
 const tools = checkout && resolvable('typescript/bin/tsc') && resolvable('esbuild');
-const built = fs.existsSync(path.join(root, 'dist', 'src', 'index.js')) && fs.existsSync(path.join(root, 'dist', 'esm', 'index.mjs'));
+const built = ['dist/src/cli/main.js', 'dist/cjs/index.cjs', 'dist/esm/index.mjs'].every((f) => fs.existsSync(path.join(root, f)));
 
 if (tools) {
   const { buildCjs, buildEsm } = await import('./build.mjs');

@@ -1,5 +1,7 @@
 import type { TurnScript } from '../trace/synth';
-import { DEMO_LATENCY_MS } from './tools';
+
+/** Per-tool sandbox round trip of the demo, in ms (here, not in tools.ts: the scripted upstream of sluice/gateway reads it and must not load zod). */
+export const DEMO_LATENCY_MS = { read_file: 800, grep: 1100, edit_file: 300 } as const;
 
 /**
  * The demo turn: the model says what it will do, reads three files, greps for the function it is

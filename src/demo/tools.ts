@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { CallResult, RunToolInput } from '../../machines/toolCall.machine';
 import type { Classification } from '../../machines/turn.machine';
 import { type AnyTool, createToolRegistry, defineTool, runTool, type ToolRegistry } from '../execute/tools';
+import { DEMO_LATENCY_MS } from './script';
 
 /**
  * The demo's real tools: read_file, grep and edit_file, confined to one workspace folder.
@@ -22,7 +23,7 @@ export interface DemoToolOptions {
   latencyMs?: Partial<Record<'read_file' | 'grep' | 'edit_file', number>>;
 }
 
-export const DEMO_LATENCY_MS = { read_file: 800, grep: 1100, edit_file: 300 } as const;
+export { DEMO_LATENCY_MS };
 
 /** Resolve `p` inside `root`; throws when it would escape. */
 export function resolveInside(root: string, p: string): string {

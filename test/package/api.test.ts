@@ -20,8 +20,8 @@ function entries(): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const [key, target] of Object.entries(pkg.exports)) {
     if (typeof target === 'string') continue; // ./package.json
-    const cjs = (target as { require: { default: string } }).require.default; // ./dist/src/x.js
-    out.push([key === '.' ? 'sluice' : `sluice/${key.slice(2)}`, path.join(ROOT, cjs.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'))]);
+    const types = (target as { require: { types: string } }).require.types; // ./dist/src/x.d.ts, from src/x.ts
+    out.push([key === '.' ? 'sluice' : `sluice/${key.slice(2)}`, path.join(ROOT, types.replace(/^\.\/dist\//, '').replace(/\.d\.ts$/, '.ts'))]);
   }
   return out;
 }

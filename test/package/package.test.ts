@@ -141,7 +141,7 @@ describe('the packed package', () => {
   });
 
   test('the tarball carries the build and the docs users need, not benches, tests, scripts or sources', () => {
-    for (const f of ['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/esm/index.mjs', 'dist/esm/index.d.mts', 'dist/src/cli/main.js', 'dist/machines/turn.machine.js']) {
+    for (const f of ['package.json', 'README.md', 'dist/cjs/index.cjs', 'dist/src/index.d.ts', 'dist/esm/index.mjs', 'dist/esm/index.d.mts', 'dist/src/cli/main.js', 'dist/machines/turn.machine.js']) {
       expect(packed).toContain(f);
     }
     // What the package prints or documents is in it: the demo's closing hint names a shipped trace,
@@ -208,6 +208,9 @@ for (const e of ${JSON.stringify(ENTRY_NAMES)}) {
       dir,
     );
     expect(names.stdout.trim().split('\n')).toEqual(ENTRY_NAMES.map((e) => `${e} same`));
+    // CommonJS entries share one copy of each module (so sluice/parsers registers into sluice's runTurn).
+    const shared = await sh(process.execPath, ['-e', "console.log(require('sluice').checkHistory === require('sluice/history').checkHistory)"], dir);
+    expect(shared.stdout.trim()).toBe('true');
     for (const f of packed.filter((p) => p.startsWith('dist/esm/') && p.endsWith('.mjs'))) {
       expect([f, /\brequire\(|from "\.\.\/src\//.test(fs.readFileSync(path.join(dir, 'node_modules/sluice', f), 'utf8'))]).toEqual([f, false]);
     }
@@ -238,6 +241,7 @@ for (const e of ${JSON.stringify(ENTRY_NAMES)}) {
     const entry = outputs.find(([, o]) => o.entryPoint === 'app.mjs')![1];
     expect(entry.bytes).toBeLessThanOrEqual(600 * 1024);
     expect(Object.keys(entry.inputs).some((i) => i.includes('mvdan-sh'))).toBe(false);
+    expect(outputs.some(([, o]) => Object.keys(o.inputs).some((i) => i.includes('node_modules/zod/')))).toBe(false); // zod is off the library's path
     expect(outputs.some(([, o]) => Object.keys(o.inputs).some((i) => i.includes('node_modules/mvdan-sh/')))).toBe(true);
   });
 
@@ -281,12 +285,20 @@ const ENTRY_NAMES = ['sluice', 'sluice/history', 'sluice/parsers', 'sluice/gatew
 /**
  * A program that imports only what an agent needs (`runTurn`, `defineTool`) and runs a turn with a
  * shell tool, so the lazily loaded shell parser must come along in the bundle (as its own chunk).
+ * No validator package: the bundle then holds only sluice and what sluice itself loads.
  */
 const BUNDLE_APP = `import { classifyCommand, defineTool, runTurn } from 'sluice';
-import { z } from 'zod';
 
-const shell = defineTool({ name: 'shell', kind: 'execute', input: z.object({ command: z.string() }), run: ({ command }) => 'ran ' + command.length });
-const read = defineTool({ name: 'read', kind: 'read', input: z.object({ path: z.string() }), run: ({ path }) => 'read ' + path });
+// A Standard Schema written out (no validator package), so the bundle holds sluice and its dependencies only.
+const strings = (...keys) => ({
+  '~standard': {
+    version: 1,
+    vendor: 'app',
+    validate: (v) => (keys.every((k) => typeof v?.[k] === 'string') ? { value: v } : { issues: [{ message: 'expected strings: ' + keys.join(', ') }] }),
+  },
+});
+const shell = defineTool({ name: 'shell', kind: 'execute', input: strings('command'), jsonSchema: { type: 'object' }, run: ({ command }) => 'ran ' + command.length });
+const read = defineTool({ name: 'read', kind: 'read', input: strings('path'), jsonSchema: { type: 'object' }, run: ({ path }) => 'read ' + path });
 const chunk = (delta, finish_reason = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason }] });
 const call = (index, id, name, args) => chunk({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: args } }] });
 const { messages, summary } = await runTurn({

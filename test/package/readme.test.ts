@@ -44,8 +44,8 @@ function entryPaths(): Record<string, string[]> {
   const paths: Record<string, string[]> = {};
   for (const [key, target] of Object.entries(pkg.exports)) {
     if (typeof target === 'string') continue;
-    const cjs = (target as { require: { default: string } }).require.default;
-    paths[key === '.' ? 'sluice' : `sluice/${key.slice(2)}`] = [path.join(ROOT, cjs.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'))];
+    const types = (target as { require: { types: string } }).require.types; // ./dist/src/x.d.ts, from src/x.ts
+    paths[key === '.' ? 'sluice' : `sluice/${key.slice(2)}`] = [path.join(ROOT, types.replace(/^\.\/dist\//, '').replace(/\.d\.ts$/, '.ts'))];
   }
   return paths;
 }
