@@ -53,7 +53,7 @@ export class ResponsesEventBuilder {
   private readonly clientTool: ResponsesEncodeOptions['clientTool'];
   private seq = 0;
   private readonly items: Item[] = [];
-  private open: { item: Item; kind: 'reasoning' | 'message'; text: string; signature?: string } | undefined;
+  private open: { item: Item; kind: 'reasoning' | 'message'; text: string; signature?: string; deltaHead?: string } | undefined;
   private _terminated = false;
   private started = false;
   status: 'in_progress' | 'completed' | 'incomplete' | 'failed' = 'in_progress';
@@ -107,9 +107,12 @@ export class ResponsesEventBuilder {
     const o = this.open;
     if (this._terminated || text.length === 0 || o === undefined || o.kind !== (kind === 'text' ? 'message' : 'reasoning')) return undefined;
     o.text += text;
-    const head = kind === 'text' ? TEXT_DELTA_HEAD : SUMMARY_DELTA_HEAD;
-    const tail = kind === 'text' ? `,"content_index":0,"delta":${JSON.stringify(text)},"logprobs":[]` : `,"summary_index":0,"delta":${JSON.stringify(text)}`;
-    return `${head}${JSON.stringify(o.item.id)},"output_index":${this.items.length}${tail},"sequence_number":${this.seq++}}\n\n`;
+    // Everything up to the delta is the same for every delta of the open item: built once per item.
+    o.deltaHead ??=
+      kind === 'text'
+        ? `${TEXT_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"content_index":0,"delta":`
+        : `${SUMMARY_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"summary_index":0,"delta":`;
+    return `${o.deltaHead}${JSON.stringify(text)}${kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":'}${this.seq++}}\n\n`;
   }
 
   private ev(out: ResponsesEvent[], e: ResponsesEvent): void {
