@@ -42,7 +42,10 @@ export interface JournalRow {
 
 const RESULT = { ok: true, content: 'x'.repeat(200) };
 
-async function oneTurn(safe: boolean, store: JournalStore | undefined, id: number): Promise<void> {
+/** A MAC key for the keyed rows (docs/durability.md "Journal checks and the MAC"). */
+const BENCH_KEY = 'bench-journal-key-0123456789';
+
+async function oneTurn(safe: boolean, store: JournalStore | undefined, id: number, journalKey?: string): Promise<void> {
   const c = new TurnController({
     mode: 'execute',
     classify: () => ({ safe, needsApproval: false }),
@@ -50,7 +53,7 @@ async function oneTurn(safe: boolean, store: JournalStore | undefined, id: numbe
   });
   let j: TurnJournal | undefined;
   if (store) {
-    j = new TurnJournal(store, `bench-${id}`);
+    j = new TurnJournal(store, `bench-${id}`, { journalKey });
     await j.write({ k: 'turn', v: 1, turn: `bench-${id}`, t: 0 });
     j.attach(c);
   }
@@ -87,10 +90,11 @@ export async function benchJournal(opts: { budgetMs?: number; dir?: string; pgUr
       fullGc();
       const none = await timeAsync(() => oneTurn(safe, undefined, 0), { budgetMs, minSamples: 20, warmup: 10 });
       rows.push({ what: `20-call turn, ${safe ? 'safe' : 'unsafe'} tools`, store: 'no journal', wallMs: none.wallMs, cpuMs: none.ms, samples: none.samples });
-      const stores: Array<[string, () => JournalStore]> = [
+      const stores: Array<[string, () => JournalStore, string?]> = [
         ['file, fdatasync', () => new FileJournalStore(path.join(dir, `turns-sync`))],
         ['file, no fsync', () => new FileJournalStore(path.join(dir, `turns-nosync`), { fsync: false })],
         ['memory', () => new MemoryJournalStore()],
+        ['memory, MAC', () => new MemoryJournalStore(), BENCH_KEY],
       ];
       if (opts.pgUrl) {
         try {
@@ -106,10 +110,10 @@ export async function benchJournal(opts: { budgetMs?: number; dir?: string; pgUr
           rows.push({ what: `postgres unavailable: ${err instanceof Error ? err.message : String(err)}`, store: 'postgres', wallMs: NaN, cpuMs: NaN, samples: 0 });
         }
       }
-      for (const [name, make] of stores) {
+      for (const [name, make, key] of stores) {
         const store = make();
         fullGc();
-        const t = await timeAsync(() => oneTurn(safe, store, ++id), { budgetMs, minSamples: 10, warmup: 3 });
+        const t = await timeAsync(() => oneTurn(safe, store, ++id, key), { budgetMs, minSamples: 10, warmup: 3 });
         rows.push({
           what: `20-call turn, ${safe ? 'safe' : 'unsafe'} tools`,
           store: name,

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const journal = await createTurnJournal(store, turn, { format: 'openai-chat' }, { retryMs: Number(retryMs ?? 500) });
   process.stdout.write('ready\n');
   try {
-    const res = await runTurn({ format: 'openai-chat', stream: chatStream(CRASH_TURN, 15), tools: workspaceTools(dir, { ms: 60 }), journal });
+    const res = await runTurn({ format: 'openai-chat', stream: chatStream(CRASH_TURN, 15), tools: workspaceTools(dir, { ms: 120 }), journal });
     process.stdout.write(`done ${res.summary.outcome} retries=${journal.retries}\n`);
   } catch (err) {
     if (!(err instanceof JournalError)) throw err;
