@@ -174,7 +174,9 @@ describe('leases: dead same-host holders, TTL, lost mid-resume', () => {
     const t0 = Date.now();
     const lease = await store.lease('turn', 'me', 60_000);
     expect(lease).toBeDefined();
-    expect(Date.now() - t0).toBeLessThan(5_000); // not the 60 s TTL
+    const ms = Date.now() - t0;
+    console.log(`file lease of a SIGKILLed holder taken in ${ms} ms (TTL 60,000 ms)`);
+    expect(ms).toBeLessThan(5_000); // not the 60 s TTL
     await lease!.release();
   }, 30_000);
 
