@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { run } from '../../src/cli/demo';
 
 /** Runs `sluice demo` in-process (scripted model on 127.0.0.1, real tools on a temp copy), captured. */
@@ -75,6 +77,10 @@ describe('sluice demo', () => {
     expect(out).toMatch(/#4 edit_file\s+(streaming → )?complete → emittable → released {2}\(arguments \d+ B\)/);
     expect(out).toMatch(/saved\s+-?\d+\.\d\d s/);
     expect(out).not.toContain('strict: true');
+    // The closing hint names a trace that exists from here (the package ships it beside the workspace).
+    const hinted = /next: sluice replay (\S+)/.exec(out)?.[1];
+    expect(hinted).toMatch(/coding-turn\.anthropic\.trace\.jsonl$/);
+    expect(fs.existsSync(path.resolve(hinted!))).toBe(true);
   });
 
   it('rejects unknown options and bad values as usage errors', async () => {
