@@ -2,7 +2,7 @@ import { type ActorRefFrom, and, assign, createActor, emit, enqueueActions, setu
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
-import type { ArgsOutcome, CallPhase, CallResult, Classification, RunToolFn } from '../src/calls';
+import { type ArgsOutcome, type CallPhase, type CallResult, type Classification, type ReuseResults, reuseKey, type RunToolFn } from '../src/calls';
 import { type CallDone, type CallStatusEvent, toolCallMachine } from './toolCall.machine';
 
 /**
@@ -37,6 +37,12 @@ export interface TurnSettings {
   classify: (name: string, input: Record<string, unknown>) => Classification;
   /** Runs a started call (execute mode); handed to every call actor. */
   runTool?: RunToolFn;
+  /**
+   * 'safe': a retry reuses the result of a read-only call (safe, no approval, `reusable` not
+   * false) of a discarded attempt when the new attempt repeats it (same name, same canonical
+   * arguments): the call is answered at its release instead of run. 'none': every call runs.
+   */
+  reuseResults?: ReuseResults;
   /** The call actor logic (tests may pass a stub); default `toolCallMachine`. */
   callLogic?: typeof toolCallMachine;
 }
@@ -53,6 +59,9 @@ export interface CallView {
   approval: Approval;
   problem?: CallResult;
   structuredOutput?: boolean;
+  reusable?: boolean;
+  /** A discarded attempt's result this call reuses (given at its release; the tool does not run). */
+  reused?: CallResult;
   /** Ready but beyond the single-tool limit: never released. */
   suppressed?: boolean;
   /** Released into the assistant message (or, in execute mode, answered as invalid). */
@@ -105,6 +114,11 @@ export interface TurnContext {
    * here instead of walking every call after every event (which made draining quadratic).
    */
   settledFrom: number;
+  /**
+   * Results of discarded attempts' read-only calls, by `reuseKey` (name + canonical arguments),
+   * waiting for a later attempt to repeat the call; each is used once.
+   */
+  reusable: Map<string, CallResult[]>;
 }
 
 /** A call actor ended (XState's done event for a child: its id is `a<attempt>-c<index>`). */
@@ -138,7 +152,7 @@ export type TurnEmitted =
   | { type: 'call.suppressed'; index: number; attempt: number; reason: 'single_tool' | 'invalid' }
   | { type: 'approval.request'; index: number; attempt: number; id: string; name: string }
   | { type: 'tool.start'; index: number; attempt: number }
-  | { type: 'tool.result'; index: number; attempt: number; result: CallResult }
+  | { type: 'tool.result'; index: number; attempt: number; result: CallResult; reused?: boolean }
   | { type: 'attempt.retry'; attempt: number; delayMs: number; error: StreamErrorInfo }
   | { type: 'attempt.begin'; attempt: number }
   | { type: 'turn.done'; outcome: TurnOutcome };
@@ -176,6 +190,11 @@ export function everyCall(ctx: Pick<TurnContext, 'calls' | 'seen'>, test: (v: Ca
     if (v !== undefined && !test(v, i)) return false;
   }
   return true;
+}
+
+/** May this call's result be reused (or reuse one)? Read-only, no approval, its tool allows it, the policy on. */
+function mayReuse(v: CallView, settings: TurnSettings): v is CallView & { name: string } {
+  return (settings.reuseResults ?? 'safe') !== 'none' && v.safe && v.approval === 'not-needed' && v.reusable !== false && !v.problem && !!v.name;
 }
 
 export function retryDelayMs(settings: TurnSettings, attempt: number): number {
@@ -282,6 +301,13 @@ export const turnMachine = setup({
           v.approval = c.needsApproval ? 'unrequested' : 'not-needed';
           v.problem = c.problem;
           v.structuredOutput = c.structuredOutput;
+          v.reusable = c.reusable;
+          if (context.reusable.size > 0 && mayReuse(v, context.settings)) {
+            const key = reuseKey(v.name, v.input ?? {});
+            const kept = context.reusable.get(key);
+            v.reused = kept?.shift();
+            if (kept?.length === 0) context.reusable.delete(key);
+          }
         }
         enqueue.emit({
           type: 'call.ready',
@@ -311,7 +337,10 @@ export const turnMachine = setup({
         v.started = false;
         context.running--;
       }
-      if (done.result) enqueue.emit({ type: 'tool.result', index: done.index, attempt: done.attempt, result: done.result });
+      if (done.result) {
+        const reused = v.reused !== undefined && done.result === v.reused;
+        enqueue.emit({ type: 'tool.result', index: done.index, attempt: done.attempt, result: done.result, ...(reused ? { reused } : {}) });
+      }
     }),
     /**
      * Release what the ordered prefix allows, answer invalid and problem calls, then start what may
@@ -338,7 +367,7 @@ export const turnMachine = setup({
         enqueue.emit({ type: 'call.released', index: i, attempt: context.attempt });
         // Released is the end of a call's life on the gateway: nothing more is sent to it.
         if (s.mode === 'gateway') v.retired = true;
-        else if (v.problem) v.settling = true;
+        else if (v.problem || v.reused) v.settling = true;
       }
       for (const i of rel.suppress) {
         const v = calls[i]!;
@@ -354,7 +383,10 @@ export const turnMachine = setup({
 
       // Executor: answer invalid calls, apply structured-output suppression, then start what may start.
       const settle: Array<[number, CallResult]> = [];
-      for (const i of rel.release) if (calls[i]!.problem) settle.push([i, calls[i]!.problem!]);
+      for (const i of rel.release) {
+        const answer = calls[i]!.problem ?? calls[i]!.reused;
+        if (answer) settle.push([i, answer]);
+      }
       for (const i of context.invalidQueue.splice(0)) {
         const v = calls[i];
         if (!v || v.settling || v.phase !== 'invalid') continue;
@@ -425,6 +457,18 @@ export const turnMachine = setup({
         result: { ok: false, content: event.reason ?? 'The user denied this tool call.', synthetic: 'denied' },
       });
     }),
+    /** Before a retry: keep the discarded attempt's finished read-only results for the next attempt. */
+    keepReusable: ({ context }) => {
+      for (const i of context.seen) {
+        const v = context.calls[i];
+        const r = v?.result;
+        if (!v || v.phase !== 'resulted' || !r || !r.ok || r.synthetic || !mayReuse(v, context.settings)) continue;
+        const key = reuseKey(v.name, v.input ?? {});
+        const kept = context.reusable.get(key);
+        if (kept) kept.push(r);
+        else context.reusable.set(key, [r]);
+      }
+    },
     discardAttempt: enqueueActions(({ context, enqueue }) => {
       for (const i of context.seen) {
         const v = context.calls[i];
@@ -496,6 +540,7 @@ export const turnMachine = setup({
     structuredReleased: false,
     unrequestedApprovals: 0,
     settledFrom: 0,
+    reusable: new Map(),
   }),
   initial: 'streaming',
   on: {
@@ -543,7 +588,7 @@ export const turnMachine = setup({
       },
     },
     backoff: {
-      entry: ['emitRetry', 'discardAttempt', 'resetAttempt'],
+      entry: ['emitRetry', 'keepReusable', 'discardAttempt', 'resetAttempt'],
       after: { retryDelay: { target: 'streaming', actions: ['nextAttempt', 'emitBegin'] } },
       on: {
         'turn.abort': { target: 'done', actions: { type: 'setOutcome', params: { outcome: 'dropped' } } },

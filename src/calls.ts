@@ -50,4 +50,23 @@ export interface Classification {
   problem?: CallResult;
   /** This is the structured-output call: its siblings do not run (SPEC §6.10). */
   structuredOutput?: boolean;
+  /** false: never reuse this call's result on a retry (a tool's `reusable: false`). Default true. */
+  reusable?: boolean;
+}
+
+/** `policy.reuseResults`: 'safe' (default) lets a retry reuse finished read-only results; 'none' never. */
+export type ReuseResults = 'safe' | 'none';
+
+/** JSON with object keys sorted at every level: equal for equal values whatever the key order. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
+
+/** What makes two calls "the same call" for result reuse: the tool name and the canonical arguments. */
+export function reuseKey(name: string, input: Record<string, unknown>): string {
+  return `${name}\u0000${canonicalJson(input)}`;
 }

@@ -1,6 +1,6 @@
 import mitt, { type Emitter } from 'mitt';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
-import type { CallResult, Classification, RunToolFn, RunToolInput } from '../calls';
+import type { CallResult, Classification, ReuseResults, RunToolFn, RunToolInput } from '../calls';
 import { inspectedToolCallMachine } from '../../machines/toolCall.machine';
 import {
   type AbortMode,
@@ -68,6 +68,8 @@ export interface CallTiming {
   startedMs?: number;
   resultMs?: number;
   result?: CallResult;
+  /** The result is a discarded attempt's, reused for this repeated read-only call (it did not run). */
+  reused?: boolean;
   state: string;
   /** `policy.earlyStart: 'shadow'`: when `'safe'` would have started this call (same time base; src/execute/shadow.ts). */
   shadowStartMs?: number;
@@ -94,6 +96,8 @@ export type ControllerEvents = {
   };
   'tool.start': CallTiming;
   'tool.result': CallTiming;
+  /** A repeated read-only call got a discarded attempt's result instead of running (before its `tool.result`). */
+  'call.reused': CallTiming;
   'attempt.retry': { attempt: number; delayMs: number; error: StreamErrorInfo };
   'attempt.begin': { attempt: number };
   'turn.done': TurnSummary;
@@ -164,6 +168,8 @@ export interface ControllerOptions {
   knownCallIds?: Iterable<string>;
   /** Resource limits per attempt (src/engine/limits.ts, docs/limits.md); unset fields keep their defaults. */
   limits?: Partial<TurnLimits>;
+  /** Retries reuse finished read-only results of discarded attempts ('safe', default) or not ('none'). */
+  reuseResults?: ReuseResults;
 }
 
 interface Slot {
@@ -272,6 +278,7 @@ export class TurnController {
       maxConcurrent: opts.maxConcurrent ?? 10,
       onAbort: opts.onAbort ?? 'commit',
       classify: opts.classify ?? DEFAULT_CLASSIFY,
+      reuseResults: opts.reuseResults ?? 'safe',
       runTool: opts.runTool && ((call, signal) => (this.runHook ? this.runHook(call, signal, opts.runTool!) : opts.runTool!(call, signal))),
     };
     this.actor = createActor(turnMachine, {
@@ -653,6 +660,10 @@ export class TurnController {
         s.timing.resultMs = this.clock.now();
         s.timing.result = e.result;
         s.timing.state = 'resulted';
+        if (e.reused) {
+          s.timing.reused = true;
+          this.events.emit('call.reused', s.timing);
+        }
         this.trace({
           t: s.timing.resultMs,
           kind: 'resulted',

@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { Classification, RunToolFn } from '../calls';
+import type { Classification, ReuseResults, RunToolFn } from '../calls';
 import { classifyCall, prepareSafety } from '../execute/safety';
 import { type AnyTool, createToolRegistry, runTool, type ToolRegistry } from '../execute/tools';
 import type { EarlyStart } from '../execute/schedule';
@@ -70,6 +70,13 @@ export interface TurnPolicy {
    * 10 minutes; 0 or Infinity: none). A timed-out run is aborted and gets a `timeout` error result.
    */
   toolTimeoutMs?: number;
+  /**
+   * 'safe' (default): after a failed stream, the retry reuses the result of a read-only call of the
+   * discarded attempt (safe, no approval, the tool not `reusable: false`, an ok result) when it
+   * repeats the call with the same name and arguments (canonical JSON), instead of running it again
+   * (`summary.calls[i].reused`, event `call.reused`). 'none': every call of a retry runs.
+   */
+  reuseResults?: ReuseResults;
 }
 
 export interface ApprovalRequest {
@@ -150,6 +157,7 @@ export function classifierFor(registry: ToolRegistry, structuredOutputTool = 'st
   return (name: string, input: Record<string, unknown>): Classification => ({
     ...classifyCall(registry, name, input),
     structuredOutput: name === structuredOutputTool,
+    ...(registry.get(name)?.reusable === false ? { reusable: false } : {}),
   });
 }
 
@@ -205,6 +213,7 @@ const POLICY_KEYS: ReadonlyArray<keyof TurnPolicy> = [
   'structuredOutputTool',
   'singleTool',
   'toolTimeoutMs',
+  'reuseResults',
 ];
 
 function oneOf(what: string, v: unknown, allowed: readonly string[]): void {
@@ -263,6 +272,7 @@ export function checkRunTurnOptions(opts: RunTurnOptions): void {
     numberAtLeast('policy.retryBaseMs', policy.retryBaseMs, 0);
     numberAtLeast('policy.idleTimeoutMs', policy.idleTimeoutMs, 0);
     numberAtLeast('policy.toolTimeoutMs', policy.toolTimeoutMs, 0, { infinite: true });
+    oneOf('policy.reuseResults', policy.reuseResults, ['safe', 'none']);
     if (policy.singleTool !== undefined && typeof policy.singleTool !== 'boolean') throw new TypeError(`sluice: policy.singleTool must be a boolean (got ${String(policy.singleTool)})`);
     if (policy.structuredOutputTool !== undefined && typeof policy.structuredOutputTool !== 'string') {
       throw new TypeError('sluice: policy.structuredOutputTool must be a tool name');
@@ -301,6 +311,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
     earlyStart,
     maxConcurrent,
     onAbort: policy.onAbort ?? 'commit',
+    reuseResults: policy.reuseResults ?? 'safe',
     classify: withUserClassify(classifierFor(registry, policy.structuredOutputTool), opts.classify),
     knownCallIds: knownIds(opts),
     runTool: tel ? tel.wrapRun(run) : run,

@@ -64,6 +64,11 @@ export interface ToolDefinition<I extends Record<string, unknown> = Record<strin
    * decides (over the validated input) instead of the kind rules; a throw counts as "no".
    */
   isConcurrencySafe?: (input: I) => boolean;
+  /**
+   * false: a retry never reuses this tool's result from a discarded attempt (`policy.reuseResults`),
+   * e.g. a read-only tool whose answer changes from one moment to the next. Default: reusable.
+   */
+  reusable?: boolean;
   /** Abort the run and give an error result (synthetic 'timeout') after this many ms. */
   timeoutMs?: number;
   /**
@@ -94,6 +99,8 @@ export interface DefineToolOptions<S extends ToolInputSchema, O> {
   needsApproval?: boolean | ((input: ToolInput<S>) => boolean);
   /** Per-call safety over the validated input (e.g. a shell tool: safe for `ls`, not for `rm`). */
   isConcurrencySafe?: (input: ToolInput<S>) => boolean;
+  /** false: never reuse this tool's result on a retry (see ToolDefinition.reusable). */
+  reusable?: boolean;
   timeoutMs?: number;
   commandField?: string;
   run(input: ToolInput<S>, ctx: ToolRunContext): Promise<O> | O;
@@ -126,6 +133,9 @@ export function defineTool<S extends ToolInputSchema, O>(opts: DefineToolOptions
   if (parameters.type !== 'object') {
     throw new Error(`defineTool: the input schema of tool ${opts.name} must describe a JSON object`);
   }
+  if (opts.reusable !== undefined && typeof opts.reusable !== 'boolean') {
+    throw new Error(`defineTool: tool ${opts.name}: reusable must be a boolean`);
+  }
   if (opts.isConcurrencySafe !== undefined && typeof opts.isConcurrencySafe !== 'function') {
     throw new Error(`defineTool: tool ${opts.name}: isConcurrencySafe must be a function (input) => boolean`);
   }
@@ -137,6 +147,7 @@ export function defineTool<S extends ToolInputSchema, O>(opts: DefineToolOptions
     parameters,
     needsApproval: opts.needsApproval,
     ...(opts.isConcurrencySafe ? { isConcurrencySafe: opts.isConcurrencySafe } : {}),
+    ...(opts.reusable === false ? { reusable: false } : {}),
     timeoutMs: opts.timeoutMs,
     commandField: opts.commandField,
     run: opts.run,

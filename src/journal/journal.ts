@@ -393,6 +393,7 @@ export class TurnJournal {
             content: c.result.content,
             ...(c.result.synthetic ? { synthetic: c.result.synthetic } : {}),
             ...(how ? { resumed: how } : {}),
+            ...(c.reused ? { reused: true } : {}),
           },
           !safe,
         ),

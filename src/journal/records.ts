@@ -79,6 +79,8 @@ export type JournalBody =
       content: string;
       synthetic?: string;
       resumed?: ResumedHow;
+      /** A discarded attempt's result reused by this repeated read-only call (it did not run); kept like any result. */
+      reused?: boolean;
     }
   | { k: 'end'; a: number; t: number }
   | { k: 'aborted'; a: number; t: number }
