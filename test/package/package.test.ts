@@ -266,6 +266,16 @@ for (const e of ${JSON.stringify(ENTRY_NAMES)}) {
     expect(warnings.filter((w) => !w.startsWith('CIRCULAR_DEPENDENCY') && !w.startsWith('THIS_IS_UNDEFINED'))).toEqual([]);
   });
 
+  test('the installed CLI: `sluice demo` runs, and the command its closing hint prints works from the project', async () => {
+    const dir = path.join(tmp, 'cjs');
+    const bin = path.join(dir, 'node_modules/.bin/sluice');
+    const demo = await sh(bin, ['demo', '--time-scale', '0.1'], dir);
+    const hinted = /next: sluice replay (\S+)/.exec(demo.stdout)?.[1];
+    expect(hinted).toMatch(/node_modules\/sluice\/examples\/coding-turn\.anthropic\.trace\.jsonl$/);
+    const replay = await sh(bin, ['replay', hinted!, '--json'], dir);
+    expect((JSON.parse(replay.stdout) as { calls: unknown[] }).calls.length).toBeGreaterThan(0);
+  });
+
   test('--inspect-log without the optional peer @statelyai/inspect: one line that says what to install', async () => {
     const dir = path.join(tmp, 'cjs');
     const trace = path.join(ROOT, 'examples/coding-turn.anthropic.trace.jsonl');
