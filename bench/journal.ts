@@ -22,6 +22,7 @@ import * as path from 'node:path';
 import { TurnController } from '../src/engine/controller';
 import { FileJournalStore } from '../src/journal/fileStore';
 import { TurnJournal } from '../src/journal/journal';
+import { macSeed, recordMac } from '../src/journal/mac';
 import { MemoryJournalStore } from '../src/journal/memoryStore';
 import type { JournalRecord } from '../src/journal/records';
 import type { JournalStore } from '../src/journal/store';
@@ -83,6 +84,20 @@ export async function benchJournal(opts: { budgetMs?: number; dir?: string; pgUr
       );
       rows.push({ what: 'append 1 record (~270 B)', store: fsync ? 'file, fdatasync' : 'file, no fsync', wallMs: (t.wallMs * 1000) / batch, cpuMs: (t.ms * 1000) / batch, samples: t.samples * batch });
       await store.close();
+    }
+    // The MAC of one record (keyed journals), the same record.
+    {
+      const key = Buffer.from(BENCH_KEY);
+      let prev = macSeed(key, 't');
+      let n = 0;
+      const batch = 200;
+      const t = await timeAsync(
+        () => {
+          for (let i = 0; i < batch; i++) prev = recordMac(key, prev, { n: n++, k: 'result', a: 1, i: n, t: n, ok: true, content: RESULT.content });
+        },
+        { budgetMs, minSamples: 10, warmup: 2 },
+      );
+      rows.push({ what: 'MAC 1 record (~270 B, HMAC-SHA256)', store: 'any, keyed', wallMs: (t.wallMs * 1000) / batch, cpuMs: (t.ms * 1000) / batch, samples: t.samples * batch });
     }
     // Whole turns.
     let id = 0;
