@@ -215,10 +215,14 @@ function otlpTurns(resourceSpans: unknown[], ref: string): ReportTurn[] {
     for (const ss of rs.scopeSpans) if (isObject(ss) && Array.isArray(ss.spans)) for (const s of ss.spans) if (isObject(s)) spans.push(s as OtlpSpan);
   }
   const turns: ReportTurn[] = [];
-  for (const s of spans) {
-    const a = attrs(s.attributes);
+  // The gateway's request span is the turn; the library turn span the gateway opens under it is not another one.
+  const gateway = new Set<string>();
+  const parsed = spans.map((s) => ({ s, a: attrs(s.attributes) }));
+  for (const { s, a } of parsed) if (a.has(GW_INBOUND_API) && s.spanId) gateway.add(s.spanId);
+  for (const { s, a } of parsed) {
     if (a.has(GW_INBOUND_API)) turns.push(gatewaySpanTurn(s, a, ref));
-    else if (s.name === N.SPAN_TURN) turns.push(librarySpanTurn(s, a, ref));
+    else if (s.name === N.SPAN_TURN && !(s.parentSpanId && gateway.has(s.parentSpanId)) && a.get(N.ATTR_EARLY_START) !== 'gateway')
+      turns.push(librarySpanTurn(s, a, ref));
   }
   return turns;
 }

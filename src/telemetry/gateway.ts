@@ -2,8 +2,8 @@
  * OpenTelemetry for the gateway: an `ExchangeObserver` (src/gateway/observer.ts) that makes, per
  * request, a SERVER span (continuing the client's W3C `traceparent` / `tracestate`), a CLIENT span
  * for the backend call (its context goes to the backend as `traceparent`), one span event per
- * released tool call (name, id, completion and release time — never arguments), and the request
- * metrics. Loaded only by src/gateway/otel.ts, i.e. only when `OTEL_*` asks for telemetry.
+ * released tool call (name, id, completion and release time — never arguments), the request
+ * metrics, and under the SERVER span the library's own `sluice.turn` span (src/telemetry/turn.ts). Loaded only by src/gateway/otel.ts, i.e. only when `OTEL_*` asks for telemetry.
  *
  * Span events and attributes use ms since the request arrived for the rollout report
  * (src/report reads them back from OTLP JSON); every metric label comes from a bounded set
@@ -33,6 +33,9 @@ import {
 import type * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { TurnController } from '../engine/controller';
+import { checkTrace } from '../history/check';
+import type { WireFormat } from '../wire/events';
+import { startTurnTelemetry } from './turn';
 import {
   type ExchangeObserver,
   type RequestEnd,
@@ -310,6 +313,16 @@ class OtelObservation implements RequestObservation {
 
   controller(ctrl: TurnController): void {
     this.watch.attach(ctrl);
+    // The library's own turn telemetry (src/telemetry/turn.ts) under the SERVER span: a
+    // `sluice.turn` span with the call lifecycle events and the library's turn metrics, labelled
+    // `sluice.early_start = gateway` (the gateway releases calls; its client runs them).
+    const tel = context.with(this.parent, () =>
+      startTurnTelemetry({ format: this.info.wire as WireFormat, earlyStart: 'gateway', options: { model: this.info.upstreamModel }, knownTool: () => false }),
+    );
+    if (tel) {
+      tel.attach(ctrl);
+      void ctrl.done.then((summary) => tel.end({ summary, violations: checkTrace(summary.trace).violations }));
+    }
   }
 
   end(r: RequestEnd): void {

@@ -82,7 +82,7 @@ async function serve(args: string[], env: Record<string, string>, loadedFile: st
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 90_000);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(out);
@@ -204,6 +204,11 @@ test('OTLP http/json: the client trace continues through the gateway to the back
   expect(client.traceId).toBe(CLIENT_TRACE);
   expect(client.parentSpanId).toBe(server.spanId);
   expect(tp.split('-')[2]).toBe(client.spanId);
+  // The library's turn span nests under the request span.
+  const turn = spans.find((x) => x.name === 'sluice.turn')!;
+  expect(turn.parentSpanId).toBe(server.spanId);
+  expect(attr(turn.attributes, 'sluice.early_start')).toBe('gateway');
+  expect((turn.events ?? []).filter((e) => e.name === 'sluice.call.released')).toHaveLength(2);
   expect(attr(server.attributes, 'http.response.status_code')).toBe(200);
   expect(attr(server.attributes, 'gen_ai.usage.input_tokens')).toBe(11);
   expect(attr(server.attributes, 'gen_ai.usage.output_tokens')).toBe(7);
@@ -237,7 +242,7 @@ test('OTLP http/json: the client trace continues through the gateway to the back
   // No argument contents anywhere in what was exported.
   for (const p of receiver.posts) expect(p.body.toString('utf8')).not.toContain(SECRET);
   expect(JSON.parse(fs.readFileSync(loaded, 'utf8')).length).toBeGreaterThan(0);
-}, 60_000);
+}, 150_000);
 
 test('without OTEL_* nothing is loaded or exported; --log-format json keeps stdout empty and stderr pure JSON with a turn record', async () => {
   const before = receiver.posts.length;
@@ -268,7 +273,7 @@ test('without OTEL_* nothing is loaded or exported; --log-format json keeps stdo
   ]);
   expect(Number(turn.streamEndMs) - calls[0]!.releasedMs).toBeGreaterThan(100);
   expect(s.err()).not.toContain(SECRET);
-}, 60_000);
+}, 150_000);
 
 test('misconfigured OTEL_* values are one-line usage errors (exit 2) before anything starts', async () => {
   expect(() => otelConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
@@ -301,7 +306,7 @@ test('misconfigured OTEL_* values are one-line usage errors (exit 2) before anyt
   const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   expect(code).toBe(2);
   expect(err.trim().split('\n')).toEqual(['sluice serve: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf or http/json (see sluice serve --help)']);
-}, 60_000);
+}, 150_000);
 
 test('a dead backend: the client gets 502 and the log says so at warn (no turn record: there was no turn)', async () => {
   const records: LogRecord[] = [];
