@@ -14,7 +14,10 @@
  *   `call.complete` at `<｜tool▁call▁end｜>`.
  * - The section opener (or a bare call opener) inside an unclosed `<think>` ends the reasoning.
  * - Repair: R1's alternate opener spellings (`<｜tool_calls_begin｜>`, `<｜tool calls begin｜>`,
- *   `<｜tool\_calls\_begin｜>`, `<｜tool▁calls｜>`) open the section too.
+ *   `<｜tool\_calls\_begin｜>`, `<｜tool▁calls｜>`) open the section too, and inside a section
+ *   `function<｜tool▁sep｜>NAME` without `<｜tool▁call▁begin｜>` is a call (R1 distills write
+ *   `<｜tool▁calls｜>function<｜tool▁sep｜>name\n```json…`; llama.cpp's R1 handler makes the call
+ *   opener optional).
  * Look-alikes: the markers are special tokens, recognised anywhere (no code awareness). A bare
  * `<｜tool▁call▁begin｜>` without the section opener is a call (recovered, as Dynamo does);
  * stray closers and `<｜end▁of▁sentence｜>` are removed.
@@ -43,6 +46,8 @@ const CALL_OPEN = '<｜tool▁call▁begin｜>';
 const CALL_CLOSE = '<｜tool▁call▁end｜>';
 const SEP = '<｜tool▁sep｜>';
 const EOS = '<｜end▁of▁sentence｜>';
+/** A V3/R1 call header written without the call opener (see SectionMarkers.bareCallHeads). */
+const BARE_CALL_HEAD = `function${SEP}`;
 
 // HEAD: V3: call type before the separator; V3.1: the name
 const NAME_LINE = 12; // V3 only
@@ -71,10 +76,22 @@ export class DeepSeekParser extends SectionParser {
         // The call section ends a reasoning block the model left open (V3.1 thinking).
         reasoningEnders: [...SECTION_OPENS, CALL_OPEN],
       },
-      { sectionOpen: SECTION_OPENS, sectionClose: SECTION_CLOSE, callOpen: CALL_OPEN },
+      {
+        sectionOpen: SECTION_OPENS,
+        sectionClose: SECTION_CLOSE,
+        callOpen: CALL_OPEN,
+        bareCallHeads: variant === 'v3' ? [BARE_CALL_HEAD] : [],
+      },
       opts,
     );
     this.v31 = variant === 'v3.1';
+  }
+
+  /** V3 / R1: `function<｜tool▁sep｜>` in a section without `<｜tool▁call▁begin｜>`: the name line follows. */
+  protected override onBareCall(_head: string): void {
+    this.call = new CallSlot(this.em);
+    this.skip = false;
+    this.mode = NAME_LINE;
   }
 
   protected override stepFamily(): boolean {

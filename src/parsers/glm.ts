@@ -6,7 +6,9 @@
  *   <arg_value>Beijing</arg_value>
  *   </tool_call>
  *
- * (GLM 4.7 may omit the newlines: `<tool_call>get_weather<arg_key>city</arg_key><arg_value>…`.)
+ * (GLM 4.7 may omit the newlines: `<tool_call>get_weather<arg_key>city</arg_key><arg_value>…`;
+ * GLM 4.5/4.6 sometimes writes them as literal `\n`, two characters, after the name and between
+ * the tags — SGLang's Glm4MoeDetector accepts that layout, and so does this parser.)
  * - Identity when the name ends (newline or `<`); arguments built as JSON, one member per
  *   `<arg_key>`/`<arg_value>` pair. Keys are stripped of surrounding whitespace; string values are
  *   kept exactly (the template writes `<arg_value>{{ v }}</arg_value>`, nothing around the value).
@@ -42,13 +44,20 @@ const NAME_CAP = 256;
 /** GLM repairs: Python literals and backslash-escaped JSON in non-string values (docs/parsers.md). */
 const GLM_TYPING = { python: true, unescape: true } as const;
 const NAME_RE = /^[A-Za-z0-9_.:/-]+$/;
+/**
+ * While reading: a name, possibly followed by literal `\n` separators (two characters each) and a
+ * held lone backslash (the next piece may bring its `n`).
+ */
+const NAME_READ_RE = /^[A-Za-z0-9_.:/-]+(?:\\n)*\\?$/;
+/** Literal `\n` separators (backslash, n) the model wrote after the name (SGLang strips them too). */
+const LITERAL_NL_TAIL = /(?:\\n)+$/;
 
 const bodySet = new MarkerSet([KEY, CLOSE]);
 const keySet = new MarkerSet([KEY_CLOSE]);
 const valueSet = new MarkerSet([VAL_CLOSE]);
 
 export class GlmParser extends ParamCallParser {
-  private readonly name = new CallName(NAME_CAP, NAME_RE, (c) => c === 60 /* < */ || c === 10 /* \n */, true);
+  private readonly name = new CallName(NAME_CAP, NAME_READ_RE, (c) => c === 60 /* < */ || c === 10 /* \n */, true);
 
   constructor(opts: ParserOptions = {}) {
     super(
@@ -76,8 +85,10 @@ export class GlmParser extends ParamCallParser {
           this.lit += this.skipWs();
           if (this.lit.length > OPEN.length + NAME_CAP) return this.literal();
         }
-        const name = this.readName(this.name);
-        if (typeof name === 'boolean') return name;
+        const read = this.readName(this.name);
+        if (typeof read === 'boolean') return read;
+        const name = read.replace(LITERAL_NL_TAIL, '');
+        if (!NAME_RE.test(name)) return this.literal(this.name.take());
         this.confirmMarkup();
         this.startCall(name, 'none', GLM_TYPING);
         this.mode = BODY;
@@ -98,7 +109,13 @@ export class GlmParser extends ParamCallParser {
         return true;
       }
       case PRE_VALUE: {
-        this.skipWs();
+        // Whitespace and literal `\n` separators (backslash, n) before <arg_value>.
+        for (;;) {
+          this.skipWs();
+          const nl = this.take('\\n');
+          if (nl === 'no') break;
+          if (nl === 'maybe') return false;
+        }
         if (this.atEnd) return false;
         const t = this.take(VAL);
         if (t === 'maybe') return false;

@@ -7,11 +7,13 @@
  * A call is a `{"name", "parameters"}` object ("arguments" is accepted too) after
  * `<|python_tag|>`, or at the very start of the output; several calls are separated by `;` or by
  * newlines (an object after a call without `;` must start with "name"/"type"). Repair: a call
- * object that is not valid JSON gets no completion, the rest of its line is dropped, and a valid
- * call after it is still read.
- * - Identity when "name" closes, the "parameters" value streamed as fragments, `call.complete`
- *   at the `}` closing the object (Llama has no closing marker; `<|eom_id|>`/`<|eot_id|>` are
- *   removed).
+ * object that is not valid JSON is dropped (no event at all: it never becomes a call), the rest of
+ * its line is dropped, and a valid call after it is still read.
+ * - A call is held until its object closes: Llama has no closing marker, and only the `}` that
+ *   closes a valid object proves it is a call. Then identity, the "parameters" value as one
+ *   fragment and `call.complete` go out in that push (`<|eom_id|>`/`<|eot_id|>` are removed). A
+ *   stream that ends inside the object releases what was held without completion (end-of-stream
+ *   rules: the engine may repair the last call).
  * Look-alikes: a JSON object at the start of the output is a call only when its first key is
  *   "name" or "type" (an answer like `{"result": 1}` stays text); a `{` anywhere later in prose is
  *   text. `<|python_tag|>` followed by something other than a JSON object (built-in tool code such
@@ -84,6 +86,7 @@ export class LlamaParser extends BaseParser {
         }
         if (env.halt === H_DONE) {
           this.tentative = null;
+          this.releaseHeld();
           this.call?.complete();
           this.call = null;
           this.env = null;
@@ -94,7 +97,8 @@ export class LlamaParser extends BaseParser {
           if (this.tentative !== null) return this.rejectTentative();
           // Repair (docs/parsers.md): the broken call gets no completion; its line is dropped and a
           // valid call after it (after `;` or a newline) is still read.
-          this.warn('parser.malformed_call', 'call object is not valid JSON; skipped to the end of its line');
+          this.warn('parser.malformed_call', 'call object is not valid JSON; dropped to the end of its line');
+          this.dropHeld();
           this.call = null;
           this.env = null;
           this.mode = SKIP_BAD;
@@ -143,13 +147,38 @@ export class LlamaParser extends BaseParser {
     return false;
   }
 
+  /** Name and argument text of the call being read, held until its object closes (see header). */
+  private heldName: string | undefined = undefined;
+  private heldNamed = false;
+  private heldArgs = '';
+
+  private releaseHeld(): void {
+    const call = this.call;
+    if (call !== null) {
+      if (this.heldNamed) call.identity(this.heldName);
+      call.fragment(this.heldArgs);
+    }
+    this.dropHeld();
+  }
+
+  private dropHeld(): void {
+    this.heldName = undefined;
+    this.heldNamed = false;
+    this.heldArgs = '';
+  }
+
   private newEnvelope(tentative: boolean): void {
-    const call = new CallSlot(this.em);
-    this.call = call;
+    this.call = new CallSlot(this.em);
+    this.dropHeld();
     this.tentative = tentative ? '' : null;
     this.env = new JsonEnvelope({
-      name: (n) => call.identity(n),
-      args: (s) => call.fragment(s),
+      name: (n) => {
+        this.heldName = n;
+        this.heldNamed = true;
+      },
+      args: (s) => {
+        this.heldArgs += s;
+      },
       firstKey: (k) => {
         if (this.tentative === null) return true;
         if (!FIRST_KEYS.has(k)) return false;
@@ -177,7 +206,10 @@ export class LlamaParser extends BaseParser {
       // Only whitespace was written: nothing worth a text block.
     } else if (this.mode === ENVELOPE) {
       if (this.tentative !== null) this.emitText(this.lit + this.tentative);
-      else this.warn('parser.unclosed_call', 'stream ended inside a call object; left without completion');
+      else {
+        this.releaseHeld();
+        this.warn('parser.unclosed_call', 'stream ended inside a call object; left without completion');
+      }
     }
     this.lit = '';
   }

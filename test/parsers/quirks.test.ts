@@ -7,7 +7,6 @@ import {
   expectAtEverySplit,
   fnTool as tool,
   lateIdCallEvs,
-  openCallEvs,
   textEv as text,
   thinkingEv as thinking,
   type SplitCase,
@@ -319,14 +318,96 @@ run('quirk 8: repairs the reference servers make', [
     expected: [thinking('hm'), ...call(0, 'get_weather', '{"city": "Paris"}')],
   })),
   {
-    name: 'Llama 3: an invalid call object followed by a valid call: the valid one is read',
+    // #19 class 3: the broken call must never be emitted (no identity without completion); the
+    // valid call after it is call 0.
+    name: 'Llama 3: an invalid call object followed by a valid call: only the valid one is a call',
     family: 'llama3',
     input:
       '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"} "units": "C"}\n{"name": "get_time", "parameters": {"tz": "CET"}}',
-    expected: [
-      ...openCallEvs(0, 'get_weather', '{"city": "Paris"}'),
-      ...call(1, 'get_time', '{"tz": "CET"}'),
-    ],
+    expected: call(0, 'get_time', '{"tz": "CET"}'),
     warnings: ['parser.malformed_call'],
+  },
+  {
+    name: 'Llama 3: broken parameters JSON then a valid call after ";": only the valid one is a call',
+    family: 'llama3',
+    input:
+      '{"name": "invalidTool", "parameters": {invalid json}; {"name": "searchTool", "parameters": {"query": "test"}}',
+    expected: call(0, 'searchTool', '{"query": "test"}'),
+    warnings: ['parser.malformed_call'],
+  },
+  {
+    name: 'Llama 3: two broken calls around a valid one, one per line',
+    family: 'llama3',
+    input:
+      '<|python_tag|>{"name": "a" "parameters": {"x": 1}}\n{"name": "b", "parameters": {"y": 2}}\n{"name": "c", "parameters": {"z": 3} "u": 1}',
+    expected: call(0, 'b', '{"y": 2}'),
+    warnings: ['parser.malformed_call', 'parser.malformed_call'],
+  },
+]);
+
+// #19 "Parsers: the last reference cases" (class 3, Llama 3 broken-then-valid, is in quirk 8).
+const todoTool = tool('todo_write', {
+  todos: { type: 'array', items: { type: 'object' } },
+  merge: { type: 'boolean' },
+});
+run('quirk 9: GLM literal \\n separators (SGLang Glm4MoeDetector) with backslash-escaped JSON values', [
+  {
+    // SGLang test_with_args_literal_newline_separator: "\\n" in the Python source is backslash + n.
+    name: 'literal \\n after the name, between the tags and before </tool_call>',
+    family: 'glm45',
+    input: String.raw`<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>杭州</arg_value>\n</tool_call>`,
+    expected: call(0, 'get_weather', { city: '杭州' }),
+  },
+  {
+    name: 'literal \\n layout and a backslash-escaped JSON array value (no schema)',
+    family: 'glm45',
+    input: String.raw`Adding it.<tool_call>todo_write\n<arg_key>todos</arg_key>\n<arg_value>[{\"id\": \"1\", \"content\": \"Fix the bug\"}]</arg_value>\n<arg_key>merge</arg_key>\n<arg_value>false</arg_value>\n</tool_call>`,
+    expected: [
+      text('Adding it.'),
+      ...call(0, 'todo_write', { todos: [{ id: '1', content: 'Fix the bug' }], merge: false }),
+    ],
+  },
+  {
+    name: 'literal \\n layout and a backslash-escaped JSON array value (schema: array, boolean)',
+    family: 'glm45',
+    opts: { tools: [todoTool] },
+    input: String.raw`<tool_call>todo_write\n<arg_key>todos</arg_key>\n<arg_value>[{\"id\": \"1\", \"content\": \"a \\\"quoted\\\" word\"}]</arg_value>\n<arg_key>merge</arg_key>\n<arg_value>true</arg_value>\n</tool_call>`,
+    expected: call(0, 'todo_write', { todos: [{ id: '1', content: 'a "quoted" word' }], merge: true }),
+  },
+  {
+    name: 'two literal \\n after the name, a real newline before </tool_call>; a second call follows',
+    family: 'glm45',
+    input: String.raw`<tool_call>a\n\n<arg_key>x</arg_key>\n<arg_value>1</arg_value>` + '\n</tool_call>\n<tool_call>b\n</tool_call>',
+    expected: [...call(0, 'a', { x: 1 }), ...call(1, 'b', {})],
+  },
+  {
+    name: 'a name followed by another escape (\\t) is not a name: the markup stays text',
+    family: 'glm45',
+    input: String.raw`<tool_call>get_weather\t</tool_call> is how it looks`,
+    expected: [text(String.raw`<tool_call>get_weather\t is how it looks`)],
+  },
+]);
+
+run('quirk 10: DeepSeek R1 distills: a call section without <｜tool▁call▁begin｜>', [
+  {
+    // llama.cpp tests/test-chat.cpp, COMMON_CHAT_FORMAT_DEEPSEEK_R1 (message_assist_call).
+    name: '<｜tool▁calls｜>function<｜tool▁sep｜>name straight after the opener',
+    family: 'deepseek-r1',
+    input: `<｜tool▁calls｜>function${DS.sep}special_function\n\`\`\`json\n{"arg1": 1}\n\`\`\`${DS.end}${DS.callsEnd}`,
+    expected: call(0, 'special_function', '{"arg1": 1}'),
+  },
+  {
+    name: 'after reasoning, with the canonical opener and two calls, the second also without its opener',
+    family: 'deepseek-r1',
+    input:
+      `<think>hm</think>${DS.calls}function${DS.sep}a\n\`\`\`json\n{"x": 1}\n\`\`\`${DS.end}\n` +
+      `${DS.call}function${DS.sep}b\n\`\`\`json\n{}\n\`\`\`${DS.end}function${DS.sep}c\n\`\`\`json\n[]\n\`\`\`${DS.end}${DS.callsEnd}done`,
+    expected: [
+      thinking('hm'),
+      ...call(0, 'a', '{"x": 1}'),
+      ...call(1, 'b', '{}'),
+      ...call(2, 'c', '[]'),
+      text('done'),
+    ],
   },
 ]);

@@ -19,6 +19,12 @@ export interface SectionMarkers {
   /** The section closer, or several spellings of it. */
   sectionClose: string | readonly string[];
   callOpen: string;
+  /**
+   * Text that starts a call inside a section without the call opener (DeepSeek R1 distills write
+   * `<｜tool▁calls｜>function<｜tool▁sep｜>name…`; llama.cpp's R1 handler makes the call opener
+   * optional the same way). Reaching one calls `onBareCall`.
+   */
+  bareCallHeads?: readonly string[];
 }
 
 export abstract class SectionParser extends BaseParser {
@@ -27,6 +33,7 @@ export abstract class SectionParser extends BaseParser {
   private readonly sectionOpens: ReadonlySet<string>;
   private readonly callOpen: string;
   private readonly sectionSet: MarkerSet;
+  private readonly bareCallHeads: ReadonlySet<string>;
 
   constructor(spec: BaseSpec, markers: SectionMarkers, opts: ParserOptions = {}) {
     super(spec, opts);
@@ -34,7 +41,9 @@ export abstract class SectionParser extends BaseParser {
     this.sectionOpens = new Set(typeof so === 'string' ? [so] : so);
     this.callOpen = markers.callOpen;
     const sc = markers.sectionClose;
-    this.sectionSet = new MarkerSet([markers.callOpen, ...(typeof sc === 'string' ? [sc] : sc)]);
+    const bare = markers.bareCallHeads ?? [];
+    this.bareCallHeads = new Set(bare);
+    this.sectionSet = new MarkerSet([markers.callOpen, ...(typeof sc === 'string' ? [sc] : sc), ...bare]);
   }
 
   protected onTextMarker(m: string): void {
@@ -51,9 +60,18 @@ export abstract class SectionParser extends BaseParser {
       this.mode = HEAD;
       return true;
     }
+    if (this.bareCallHeads.has(m)) {
+      this.onBareCall(m);
+      return true;
+    }
     this.inSection = false;
     this.afterMarkup();
     return true;
+  }
+
+  /** A call started by one of `bareCallHeads` (consumed); sets the family's next mode. */
+  protected onBareCall(_head: string): void {
+    this.mode = HEAD;
   }
 
   /** The call ends (`call.complete`); the section resumes, or the text after a bare call. */
