@@ -251,3 +251,42 @@ d('Claude Code against sluice serve --upstream scripted: (offline, multi-call tr
     expect(final).toContain('pelican');
   }, 400_000);
 });
+
+d('Claude Code through the gateway to an Anthropic backend: prompt caching survives', () => {
+  let r: Rig | undefined;
+  let tmp: string | undefined;
+  afterAll(async () => {
+    await r?.close();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('the cache_control breakpoints Claude Code sets reach the backend', async () => {
+    const bin = claudeBin();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cc-cache-'));
+    const work = path.join(tmp, 'work');
+    const home = path.join(tmp, 'home');
+    fs.mkdirSync(work);
+    fs.mkdirSync(home);
+    const answer = [
+      { type: 'message_start', message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'up', content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'cached hello' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } },
+      { type: 'message_stop' },
+    ].map((data) => ({ t: 0, data }));
+    r = await rig({ script: answer }, { upstreamFormat: 'anthropic' });
+    const { code, out } = await runClaude(bin, r.gw.url, work, home, 'Say hello.');
+    expect(code).toBe(0);
+    expect((JSON.parse(out) as { result: string }).result).toContain('cached hello');
+    // The main request (the one with tools): its breakpoints, as Claude Code placed them.
+    const main = r.up.requests.find((q) => Array.isArray((q.body as { tools?: unknown[] }).tools) && (q.body as { tools: unknown[] }).tools.length > 0);
+    expect(main).toBeDefined();
+    const body = main!.body as { system?: unknown; messages: { content: unknown }[] };
+    const marked = JSON.stringify(body).match(/"cache_control":\{[^}]*\}/g) ?? [];
+    process.stderr.write(`[claude-code] ${marked.length} cache_control breakpoints reached the backend\n`);
+    expect(marked.length).toBeGreaterThan(0);
+    expect(Array.isArray(body.system)).toBe(true);
+    expect(JSON.stringify(body.system)).toContain('cache_control');
+  }, 400_000);
+});
