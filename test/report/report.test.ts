@@ -189,14 +189,34 @@ test('the Markdown table, the GO line and the chart', async () => {
   expect(fs.readFileSync(html, 'utf8')).toContain('<table>');
 });
 
+test('one ExportTraceServiceRequest per file (pretty-printed, as a receiver stores a request body) reads like one per line', async () => {
+  const dir = path.join(tmp, 'per-file');
+  fs.mkdirSync(dir);
+  fs.readFileSync(OTLP(), 'utf8')
+    .trim()
+    .split('\n')
+    .forEach((line, i) => fs.writeFileSync(path.join(dir, `export-${i}.json`), JSON.stringify(JSON.parse(line), null, 2)));
+  const perFile = await jsonReport([dir]);
+  const perLine = await jsonReport([OTLP()]);
+  expect(perFile.rows.map(counts)).toEqual(perLine.rows.map(counts));
+});
+
 test('bad input: one line, exit 2, no stack trace', async () => {
   const junk = path.join(tmp, 'junk.txt');
   fs.writeFileSync(junk, 'hello\n');
+  // A journal whose second record was damaged (a flipped byte), with more records after it.
+  const journal = fs.readdirSync(path.join(tmp, 'journals'))[0]!;
+  const lines = fs.readFileSync(path.join(tmp, 'journals', journal), 'utf8').split('\n');
+  const corruptAt = Buffer.byteLength(lines[0]! + '\n');
+  lines[1] = lines[1]!.replace('"k"', '"K"');
+  const corrupt = path.join(tmp, 'corrupt-journal');
+  fs.writeFileSync(corrupt, lines.join('\n'));
   for (const [args, line] of [
     [[junk], `sluice report: ${junk}: not an OTLP JSON file, a sluice gateway log or a journal (see sluice report --help)`],
     [[path.join(tmp, 'nope')], `sluice report: ${path.join(tmp, 'nope')}: no such file or directory (see sluice report --help)`],
     [[], 'sluice report: give at least one file or directory to read (see sluice report --help)'],
     [[LOG(), '--chart', 'x.png'], 'sluice report: --chart must name an .svg or .html file (see sluice report --help)'],
+    [[corrupt], `sluice report: ${corrupt}: record 1 (byte ${corruptAt}) is corrupt and is not the last one (see sluice report --help)`],
   ] as const) {
     const r = await report([...args]);
     expect(r.code).toBe(2);
