@@ -124,6 +124,12 @@ export class TurnJournal {
   private readonly failListeners: Array<(err: JournalError) => void> = [];
   /** A synchronous append failed with a retryable error: from then on appends are queued and retried. */
   private syncOff = false;
+  /**
+   * Records the store acknowledged since the last durable append. A durable append makes them
+   * durable too (a synchronous commit flushes the WAL before it; an fdatasync the file); until
+   * then a server crash may lose them, and `reconcile` writes them again.
+   */
+  private undurable: JournalRecord[] = [];
   private readonly key?: Buffer;
   private mac?: string;
   private readonly retryMs: number;
@@ -200,6 +206,7 @@ export class TurnJournal {
     if (this.store.appendSync && !this.syncOff) {
       try {
         this.store.appendSync(this.turn, [rec], { durable });
+        this.appended([rec], durable);
         return RESOLVED;
       } catch (err) {
         const je = toJournalError(err, `append to ${this.turn}`);
@@ -231,40 +238,70 @@ export class TurnJournal {
 
   /**
    * One append, retried with exponential backoff (20 ms doubling to 1 s) while the failure is
-   * retryable and the window lasts. Before a retry, records the failed attempt may have stored
-   * after all (a commit whose answer was lost) are read back and dropped from the retry when
-   * identical; a different record there is corruption.
+   * retryable and the window lasts. Before a retry the store is read back (`reconcile`): records
+   * the failed attempt stored after all (a commit whose answer was lost) are not written twice,
+   * and records the store had acknowledged but lost (see `undurable`) are written again.
    */
   private async appendRetrying(recs: JournalRecord[], durable: boolean): Promise<void> {
     const deadline = Date.now() + this.retryMs;
     let delay = 20;
-    for (let attempt = 0; ; attempt++) {
+    let reconcile = false;
+    let sequenceChecks = 0;
+    for (;;) {
       let err: JournalError;
       try {
-        const todo = attempt === 0 ? recs : await this.notYetStored(recs);
-        if (todo.length > 0) await this.store.append(this.turn, todo, { durable });
+        const { resend, todo } = reconcile ? await this.reconcile(recs) : { resend: [], todo: recs };
+        if (resend.length + todo.length > 0) await this.store.append(this.turn, [...resend, ...todo], { durable });
+        this.appended(todo, durable);
         return;
       } catch (e) {
         err = toJournalError(e, `append to ${this.turn}`);
       }
       if (this.failed) throw this.failed;
+      if (err.code === 'corrupt' && sequenceChecks++ === 0 && !reconcile) {
+        // A sequence gap on a first try: the store may have lost acknowledged records (a server
+        // crash). Read it back once and see.
+        reconcile = true;
+        continue;
+      }
       if (!err.retryable || Date.now() + delay > deadline) throw err;
       this.retries++;
+      reconcile = true;
       await sleep(delay);
       delay = Math.min(delay * 2, 1000);
     }
   }
 
-  private async notYetStored(recs: JournalRecord[]): Promise<JournalRecord[]> {
+  /** Track records acknowledged but not yet durable: a durable append makes every earlier one durable. */
+  private appended(recs: readonly JournalRecord[], durable: boolean): void {
+    if (durable) this.undurable = [];
+    else for (const r of recs) this.undurable.push(r);
+  }
+
+  /**
+   * Compare the store with what this journal wrote: `todo` is the part of `recs` not stored yet
+   * (identical records already there are dropped; a different one is corruption); `resend` are
+   * records before `recs` that the store acknowledged without making them durable and has lost
+   * since (PostgreSQL loses asynchronously committed transactions in a server crash) — this
+   * journal still has them, so they are written again, in order.
+   */
+  private async reconcile(recs: JournalRecord[]): Promise<{ resend: JournalRecord[]; todo: JournalRecord[] }> {
     const stored = (await this.store.read(this.turn)).records;
+    const first = recs[0]!.n;
+    const last = recs[recs.length - 1]!.n;
+    const corrupt = (msg: string, record: number) => new JournalError(`${this.turn}: ${msg}`, 'corrupt', { record });
+    if (stored.length > last + 1) throw corrupt(`the store has ${stored.length} records, more than this journal wrote (${last + 1}): another writer?`, last + 1);
+    let resend: JournalRecord[] = [];
+    if (stored.length < first) {
+      resend = this.undurable.filter((r) => r.n >= stored.length && r.n < first);
+      if (resend.length !== first - stored.length) throw corrupt(`the store has ${stored.length} records, this journal continues at ${first}`, stored.length);
+      this.errors.push(`${this.turn}: the store lost records ${stored.length}–${first - 1} it had acknowledged (not yet durable); written again`);
+    }
     let k = 0;
     for (; k < recs.length && recs[k]!.n < stored.length; k++) {
-      if (JSON.stringify(stored[recs[k]!.n]) !== JSON.stringify(recs[k]))
-        throw new JournalError(`${this.turn}: record ${recs[k]!.n} in the store is not the one this journal wrote`, 'corrupt', { record: recs[k]!.n });
+      if (JSON.stringify(stored[recs[k]!.n]) !== JSON.stringify(recs[k])) throw corrupt(`record ${recs[k]!.n} in the store is not the one this journal wrote`, recs[k]!.n);
     }
-    if (k < recs.length && recs[k]!.n !== stored.length)
-      throw new JournalError(`${this.turn}: the store has ${stored.length} records, this journal continues at ${recs[k]!.n}`, 'corrupt', { record: stored.length });
-    return recs.slice(k);
+    return { resend, todo: recs.slice(k) };
   }
 
   private fail(err: JournalError): void {
