@@ -73,7 +73,7 @@ export async function benchGatewayTelemetry(opts: { budgetMs?: number; requestsP
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   let seq = 0;
   try {
-    for (const s of sides) gws.push(await startGateway({ upstream: up.url, logger, pingIntervalMs: 0, ...(s.observer ? { observer: s.observer } : {}) }));
+    for (const s of sides) gws.push(await startGateway({ upstream: up.url, logger, pingIntervalMs: 0, keepAliveTimeoutMs: 600_000, ...(s.observer ? { observer: s.observer } : {}) }));
     const batch = async (k: number): Promise<void> => {
       const all: Promise<void>[] = [];
       for (let i = 0; i < perSample; i++) {
