@@ -108,6 +108,8 @@ export function callStream(family: string, content: string): string {
       return `[{"name": "write_file", "arguments": ${args}}]`;
     case 'hunyuan':
       return `${think}\n<answer>\n<tool_calls>[{"name": "write_file", "arguments": ${args}}]</tool_calls>\n</answer>`;
+    case 'jamba':
+      return `Writing it.<tool_calls>[\n    {"name": "write_file", "arguments": ${args}}\n]</tool_calls>`;
     case 'ernie45':
       return `${think}\n\n<tool_call>\n{"name": "write_file", "arguments": ${args}}\n</tool_call>\n`;
     case 'longcat':

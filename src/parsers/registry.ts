@@ -25,6 +25,7 @@ import { FunctoolsParser } from './phi4mini';
 import { ErnieParser } from './ernie';
 import { GraniteParser } from './granite';
 import { HunyuanParser } from './hunyuan';
+import { JambaParser } from './jamba';
 import { LongCatParser } from './longcat';
 import { MiniMaxParser } from './minimax';
 import { PythonicParser } from './pythonic';
@@ -243,6 +244,12 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['hunyuan-a13b', 'hunyuan_a13b', 'hunyuana13b'],
     description: 'Hunyuan-A13B: <answer><tool_calls>[{"name","arguments"},…]</tool_calls></answer>; <think>',
     create: (o) => new HunyuanParser(o),
+  },
+  {
+    name: 'jamba',
+    aliases: ['jamba-1.5', 'jamba-1.6', 'jamba-1.7', 'ai21-jamba'],
+    description: 'AI21 Jamba: <tool_calls>[{"name","arguments"},…]</tool_calls>',
+    create: (o) => new JambaParser(o),
   },
   {
     name: 'ernie45',
