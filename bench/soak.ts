@@ -93,6 +93,8 @@ export interface SoakResult {
   healthPolls: number;
   /** What the failed polls were: timeouts (no answer in 1 s), connection errors, HTTP statuses. */
   healthDetail: string;
+  /** Failed turns by kind: an error event's type, `HTTP <status>`, `request|response <error code>`, `wrong turn`. */
+  failures: Record<string, number>;
   rssStartMiB: number;
   rssMaxMiB: number;
   rssEndMiB: number;
@@ -140,6 +142,8 @@ function procNum(pid: number, what: 'rss' | 'fds'): number {
 
 /** The gateway CLI: the built one next to this file, or the sources through ts-node. */
 function cliCommand(): string[] {
+  // SLUICE_SOAK_CLI: another build's dist/src/cli/main.js (e.g. a bench/baseline.ts build), to soak that gateway.
+  if (process.env.SLUICE_SOAK_CLI) return [process.env.SLUICE_SOAK_CLI];
   const built = path.join(__dirname, '../src/cli/main.js');
   if (__filename.endsWith('.js') && fs.existsSync(built)) return [built];
   return ['-r', 'ts-node/register/transpile-only', path.join(__dirname, '../src/cli/main.ts')];
@@ -175,25 +179,41 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   const proc = spawn(
     process.execPath,
     [...cliCommand(), 'serve', '--upstream', up.url, '--port', '0', '--max-concurrency', String(nStreams + 50), '--max-connections', String(nStreams + nSlow + nIdle + 200), '--log-level', 'warn'],
-    { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
   );
   let alive = true;
   proc.on('exit', () => (alive = false));
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
-    const timer = setTimeout(() => reject(new Error('soak: the gateway did not start')), 120_000);
-    // The banner is on stdout (logs are JSON lines on stderr).
-    proc.stdout!.setEncoding('utf8');
-    proc.stdout!.on('data', (c: string) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error('soak: the gateway did not start'));
+    }, 120_000);
+    // The banner is on stdout (logs are JSON lines on stderr; builds before 2a2e7fa printed it there): read
+    // both, and keep draining them so the child never blocks on a full pipe.
+    let found = false;
+    const onOutput = (c: string): void => {
+      if (found) return;
       buf += c;
       const m = /sluice gateway on (http:\/\/\S+)/.exec(buf);
       if (m) {
+        found = true;
         clearTimeout(timer);
         resolve(m[1]!);
       }
       if (buf.length > 65_536) buf = buf.slice(-4096);
-    });
+    };
+    for (const stream of [proc.stdout!, proc.stderr!]) {
+      stream.setEncoding('utf8');
+      stream.on('data', onOutput);
+    }
     proc.on('exit', (code) => reject(new Error(`soak: the gateway exited (${code})`)));
+  }).catch(async (err: unknown) => {
+    // Nothing of ours may outlive a failed start.
+    proc.kill('SIGKILL');
+    for (const n of neighbours) n.kill('SIGKILL');
+    await up.close();
+    throw err;
   });
   const u = new URL(url);
   const pid = proc.pid!;
@@ -261,6 +281,11 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   let failed = 0;
   const added: number[] = [];
   const perEvent: number[] = [];
+  const failures: Record<string, number> = {};
+  const fail = (why: string): void => {
+    failed++;
+    failures[why] = (failures[why] ?? 0) + 1;
+  };
   let seq = 0;
   const one = (client: number): Promise<void> =>
     new Promise((resolve) => {
@@ -292,16 +317,16 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
               const wrote = rec?.writes.find((w) => w.line === line)?.at;
               if (wrote !== undefined && stops[k] !== undefined) perEvent.push(stops[k]! - wrote);
             });
-          } else failed++;
+          } else fail(res.statusCode === 200 ? (/event: error\ndata: .*"type":"(\w+)"/.exec(text.slice(-2000))?.[1] ?? 'wrong turn') : `HTTP ${res.statusCode}`);
           resolve();
         });
-        res.on('error', () => {
-          failed++;
+        res.on('error', (err: NodeJS.ErrnoException) => {
+          fail(`response ${err.code ?? err.message}`);
           resolve();
         });
       });
-      req.on('error', () => {
-        failed++;
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        fail(`request ${err.code ?? err.message}`);
         byModel.delete(model);
         resolve();
       });
@@ -362,6 +387,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     healthFailures: health.failures,
     healthPolls: health.polls,
     healthDetail: `${health.timeouts} timed out, ${health.errors} connection errors, statuses ${JSON.stringify(health.statuses)}`,
+    failures,
     rssStartMiB: r2(rssStart),
     rssMaxMiB: r2(rssMax),
     rssEndMiB: r2(rssEnd),
@@ -382,6 +408,7 @@ export function formatSoak(r: SoakResult): string {
     '| turns | correct | failed | added p50 ms | added p99 ms | added max ms | per event p50 / p99 ms (events) | /health max ms | /health > 1 s or failed (of polls) | RSS MiB start / max / end | fds start / max / end | slow bodies closed | idle sockets closed |',
     '|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|',
     `| ${r.turns} | ${r.correct} | ${r.failed} | ${r.addedP50Ms} | ${r.addedP99Ms} | ${r.addedMaxMs} | ${r.eventP50Ms} / ${r.eventP99Ms} (${r.events}) | ${r.healthMaxMs} | ${r.healthFailures} of ${r.healthPolls} | ${r.rssStartMiB} / ${r.rssMaxMiB} / ${r.rssEndMiB} | ${r.fdsStart} / ${r.fdsMax} / ${r.fdsEnd} | ${r.slowBodyCloses} | ${r.idleCloses} |`,
+    ...(r.failed > 0 ? ['', `Failed turns: ${Object.entries(r.failures).map(([k, n]) => `${k} ${n}`).join(', ')}.`] : []),
     '',
   ].join('\n');
 }
