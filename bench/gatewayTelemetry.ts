@@ -78,10 +78,14 @@ export async function benchGatewayTelemetry(opts: { budgetMs?: number; requestsP
       const all: Promise<void>[] = [];
       for (let i = 0; i < perSample; i++) {
         const tag = `req${++seq}x`;
+        // One retry: on a loaded machine a pooled backend socket can be closed by its keep-alive
+        // timeout just as it is reused (the gateway answers 502); every side sees that alike.
         all.push(
-          roundTrip(gws[k]!.url, 'chat', tag, agent).then((got) => {
-            if (!isCorrect(got, tag)) throw new Error(`gateway telemetry bench: wrong answer on side ${sides[k]!.side}`);
-          }),
+          roundTrip(gws[k]!.url, 'chat', tag, agent)
+            .catch(() => roundTrip(gws[k]!.url, 'chat', tag, agent))
+            .then((got) => {
+              if (!isCorrect(got, tag)) throw new Error(`gateway telemetry bench: wrong answer on side ${sides[k]!.side}`);
+            }),
         );
       }
       await Promise.all(all);
