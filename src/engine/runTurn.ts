@@ -9,7 +9,7 @@ import { FormatCheck } from '../wire/detect';
 import { type Adapter, type StreamEvent, type WireFormat } from '../wire/events';
 import { postStreamOfTurn, shadowOfTurn } from '../execute/shadow';
 import { checkTurn } from '../trace/invariants';
-import { startTurnTelemetry, type TelemetryOptions, type TurnTelemetry } from '../telemetry/turn';
+import { loadTelemetryApi, startTurnTelemetry, type TelemetryOptions, type TurnTelemetry } from '../telemetry/turn';
 import { type Clock, realClock } from './clock';
 import { classifyStreamError, openStream, type StreamInput, type StreamItem } from './streamSource';
 import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnSummary, TurnController } from './controller';
@@ -297,6 +297,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
   // Shadow mode runs exactly like 'none'; the 'safe' schedule is simulated when the turn is done.
   const earlyStart: EarlyStart = requested === 'shadow' ? 'none' : requested;
   const maxConcurrent = policy.maxConcurrent ?? 10;
+  await loadTelemetryApi(opts.telemetry); // @opentelemetry/api is loaded only when an application registered it
   const tel = startTurnTelemetry({ format: opts.format, earlyStart: requested, options: opts.telemetry, knownTool: (name) => registry.get(name) !== undefined });
   const run: RunToolFn = (call, signal) => runTool(withTimeout(registry.get(call.name)), call.input, { signal, callId: call.callId, name: call.name });
   const controller = new TurnController({

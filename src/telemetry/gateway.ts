@@ -30,12 +30,13 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
+import * as otelApi from '@opentelemetry/api';
 import type * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { TurnController } from '../engine/controller';
 import { checkTrace } from '../history/check';
 import type { WireFormat } from '../wire/events';
-import { startTurnTelemetry } from './turn';
+import { startTurnTelemetry, useTelemetryApi } from './turn';
 import {
   type ExchangeObserver,
   type RequestEnd,
@@ -69,6 +70,9 @@ import {
   EVENT_STREAM_END,
   LABEL_OTHER,
 } from './names';
+
+// The gateway's telemetry holds the API already: the library's turn telemetry uses the same module.
+useTelemetryApi(otelApi);
 
 /**
  * Gateway-only attribute names; everything the library also writes (per-call events and

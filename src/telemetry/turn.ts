@@ -14,20 +14,8 @@
  *
  * Contents (tool arguments, results) only with `recordContents: true`.
  */
-import {
-  type Attributes,
-  type Context,
-  context,
-  createNoopMeter,
-  type Meter,
-  type MeterProvider,
-  metrics,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Context, Meter, MeterProvider, Span, TracerProvider } from '@opentelemetry/api';
 import type { CallResult, RunToolFn } from '../calls';
 import type { CallTiming, TurnController, TurnSummary } from '../engine/controller';
 import type { TurnTraceEntry } from '../history/trace';
@@ -69,10 +57,42 @@ export interface TurnEnd {
   savedMs?: number;
 }
 
-const NOOP_METER_CLASS = createNoopMeter().constructor;
+/**
+ * The API module, loaded on first need: a program that registers no OpenTelemetry never loads it
+ * (~45 modules on `require('sluice')`). The API keeps its globals under this key once anything
+ * registers a provider, a propagator or a diag logger.
+ */
+let otel: typeof OtelApi | undefined;
+let noopMeterClass: unknown;
+const OTEL_GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
+
+/**
+ * Load `@opentelemetry/api` when this turn may record: an application registered OpenTelemetry,
+ * or the options name providers. False: nothing to record (`startTurnTelemetry` returns undefined).
+ */
+export async function loadTelemetryApi(options?: TelemetryOptions): Promise<boolean> {
+  if (options?.enabled === false) return false;
+  if (otel !== undefined) return true;
+  const registered = (globalThis as Record<symbol, unknown>)[OTEL_GLOBAL_KEY] !== undefined;
+  if (!registered && options?.tracerProvider === undefined && options?.meterProvider === undefined) return false;
+  useTelemetryApi(await import('@opentelemetry/api'));
+  return true;
+}
+
+/** For callers that already hold the API module (the gateway's telemetry imports it eagerly). */
+export function useTelemetryApi(api: typeof OtelApi): void {
+  if (otel !== undefined) return;
+  otel = api;
+  noopMeterClass = api.createNoopMeter().constructor;
+}
+
+/** The loaded API (only reached once `startTurnTelemetry` found it loaded). */
+function api(): typeof OtelApi {
+  return otel!;
+}
 
 function meterIsNoop(m: Meter): boolean {
-  return m.constructor === NOOP_METER_CLASS;
+  return m.constructor === noopMeterClass;
 }
 
 /** GenAI `gen_ai.provider.name` for a wire format, when the format names one provider. */
@@ -118,14 +138,14 @@ export class TurnTelemetry {
   ) {
     this.span = span;
     this.recording = span.isRecording();
-    this.context = trace.setSpan(parent, span);
+    this.context = api().trace.setSpan(parent, span);
     this.instruments = instruments;
     this.contents = start.options?.recordContents === true;
   }
 
   /** Run `fn` with the turn span active. */
   run<T>(fn: () => T): T {
-    return context.with(this.context, fn);
+    return api().context.with(this.context, fn);
   }
 
   /** Listen to the controller's lifecycle events (boundaries only, never fragments). */
@@ -203,7 +223,7 @@ export class TurnTelemetry {
       };
       if (now !== undefined) attrs[N.ATTR_CALL_STARTED_MS] = now;
       if (this.contents) attrs[N.ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] = safeJson(call.input);
-      const span = tracer.startSpan(N.executeToolSpanName(call.name), { kind: SpanKind.INTERNAL, attributes: attrs }, this.context);
+      const span = tracer.startSpan(N.executeToolSpanName(call.name), { kind: api().SpanKind.INTERNAL, attributes: attrs }, this.context);
       const onAbort = () => span.addEvent(N.EVENT_TOOL_ABORT);
       signal.addEventListener('abort', onAbort, { once: true });
       const finish = (r: CallResult | undefined, err?: unknown) => {
@@ -218,11 +238,11 @@ export class TurnTelemetry {
         if (r === undefined || !r.ok) {
           const type = r?.synthetic ?? (err === undefined ? 'tool_error' : errorName(err));
           span.setAttribute(N.ATTR_ERROR_TYPE, type);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+          span.setStatus({ code: api().SpanStatusCode.ERROR, message: type });
         }
         span.end();
       };
-      const p = context.with(trace.setSpan(this.context, span), () => run(call, signal));
+      const p = api().context.with(api().trace.setSpan(this.context, span), () => run(call, signal));
       p.then(
         (r) => finish(r),
         (e: unknown) => finish(undefined, e),
@@ -232,7 +252,7 @@ export class TurnTelemetry {
   }
 
   private tracerProvider(): TracerProvider {
-    return this.start.options?.tracerProvider ?? trace.getTracerProvider();
+    return this.start.options?.tracerProvider ?? api().trace.getTracerProvider();
   }
 
   /** End the turn: attributes and events on the turn span, then the turn's metrics. Once. */
@@ -276,7 +296,7 @@ export class TurnTelemetry {
     if (s.outcome === 'failed') {
       const type = s.error?.type ?? 'failed';
       a[N.ATTR_ERROR_TYPE] = type;
-      span.setStatus({ code: SpanStatusCode.ERROR, message: s.error?.message ?? type });
+      span.setStatus({ code: api().SpanStatusCode.ERROR, message: s.error?.message ?? type });
     }
     span.setAttributes(a);
     span.end();
@@ -338,16 +358,16 @@ function errorName(err: unknown): string {
  */
 export function startTurnTelemetry(start: TurnTelemetryStart): TurnTelemetry | undefined {
   const o = start.options;
-  if (o?.enabled === false) return undefined;
-  const meter = (o?.meterProvider ?? metrics.getMeterProvider()).getMeter(N.INSTRUMENTATION_SCOPE);
+  if (o?.enabled === false || otel === undefined) return undefined;
+  const meter = (o?.meterProvider ?? api().metrics.getMeterProvider()).getMeter(N.INSTRUMENTATION_SCOPE);
   const instruments = meterIsNoop(meter) ? undefined : instrumentsFor(meter);
-  const parent = context.active();
-  const tracer = (o?.tracerProvider ?? trace.getTracerProvider()).getTracer(N.INSTRUMENTATION_SCOPE);
+  const parent = api().context.active();
+  const tracer = (o?.tracerProvider ?? api().trace.getTracerProvider()).getTracer(N.INSTRUMENTATION_SCOPE);
   const attrs: Attributes = { [N.ATTR_FORMAT]: start.format, [N.ATTR_EARLY_START]: start.earlyStart };
   const provider = providerOf(start.format);
   if (provider !== undefined) attrs[N.ATTR_GEN_AI_PROVIDER_NAME] = provider;
   if (o?.model !== undefined) attrs[N.ATTR_GEN_AI_REQUEST_MODEL] = o.model;
-  const span = tracer.startSpan(N.SPAN_TURN, { kind: SpanKind.INTERNAL, attributes: attrs }, parent);
+  const span = tracer.startSpan(N.SPAN_TURN, { kind: api().SpanKind.INTERNAL, attributes: attrs }, parent);
   if (!span.isRecording() && instruments === undefined) {
     span.end();
     return undefined;
