@@ -321,14 +321,12 @@ describe('classifyCommand details', () => {
     for (const p of ['rm', 'mv', 'cp', 'tee', 'touch', 'xargs', 'env', 'bash', 'sh', 'eval']) expect(progs).not.toContain(p);
   });
 
-  test('classification is fast after the parser is loaded', () => {
-    classifyCommand('ls');
+  test('once the parser is loaded, a read-only pipeline is classified by it, the same way every time', () => {
+    // Speed is the bench's business (no timed unit tests); here: the loaded parser answers, and repeats agree.
     const cmd = 'git log --oneline -20 | grep -v Merge | sort | uniq -c | sort -rn | head -n 10';
-    const n = 200;
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) classifyCommand(cmd);
-    const perCallMs = Number(process.hrtime.bigint() - t0) / 1e6 / n;
-    expect(perCallMs).toBeLessThan(5);
+    const first = classifyCommand(cmd);
+    expect(first.readOnly).toBe(true);
+    for (let i = 0; i < 50; i++) expect(classifyCommand(cmd)).toEqual(first);
   });
 });
 
