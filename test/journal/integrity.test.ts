@@ -24,6 +24,8 @@ import { buildForChildren, childEnv } from './childBuild';
 import { CRASH_TURN, chatStream, seedWorkspace, workspaceTools } from './workspaceTools';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-integrity-'));
+// The child-process build (one transpile of the tree) can take tens of seconds on a loaded machine.
+beforeAll(() => void buildForChildren(), 180_000);
 const KEY = 'k'.repeat(32);
 
 /** A finished turn's journal on the file store (its records), with an optional key. */
