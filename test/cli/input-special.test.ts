@@ -18,7 +18,7 @@ let main = '';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-special-'));
 beforeAll(() => {
   main = path.join(buildForChildren(), 'src/cli/main.js');
-});
+}, 180_000); // one transpile of the tree: slow on a loaded machine
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const sluice = (...args: string[]) => spawnSync(process.execPath, [main, ...args], { env: childEnv(), encoding: 'utf8', timeout: 30_000 });

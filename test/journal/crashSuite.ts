@@ -69,7 +69,7 @@ export function defineCrashSuite(sc: StoreCase): void {
     let root = '';
     beforeAll(() => {
       root = buildForChildren();
-    });
+    }, 180_000);
 
     test('kill -9 anywhere in the turn, resume in a new process: at most once, I1–I6, results reused', async () => {
       // The length of an uncrashed turn, to spread the points over it.
