@@ -15,7 +15,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { median } from './throughput';
+import { fullGc, median } from './throughput';
 
 export interface Baseline {
   /** The ref as given (`853b903`, `main~3`, a tag). */
@@ -109,13 +109,14 @@ export interface SideTiming {
 /**
  * CPU time of `current` and `baseline` measured in alternation (warm-up both, then one sample of
  * each per round, current first on even rounds and baseline first on odd ones), so machine load
- * and garbage left by one side fall on both. Stops after `minSamples` rounds once `budgetMs` of
+ * and garbage left by one side fall on both (`gcBetween`: a full collection before every sample,
+ * untimed, for runs big enough to leave old-generation garbage). Stops after `minSamples` rounds once `budgetMs` of
  * wall time is spent (at most `maxSamples`).
  */
 export async function timeSideBySide(
   current: () => Promise<void> | void,
   baseline: () => Promise<void> | void,
-  opts: { budgetMs: number; minSamples?: number; maxSamples?: number; warmup?: number },
+  opts: { budgetMs: number; minSamples?: number; maxSamples?: number; warmup?: number; gcBetween?: boolean },
 ): Promise<{ current: SideTiming; baseline: SideTiming }> {
   const warm = opts.warmup ?? 2;
   for (let i = 0; i < warm; i++) {
@@ -126,6 +127,9 @@ export async function timeSideBySide(
   const wall: [number[], number[]] = [[], []];
   const fns = [current, baseline] as const;
   const one = async (k: 0 | 1): Promise<void> => {
+    // Big runs leave old-generation garbage that the next run would pay for: collect it untimed,
+    // so neither side pays for the other's.
+    if (opts.gcBetween) fullGc();
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     await fns[k]();

@@ -81,7 +81,7 @@ export async function benchLifecycle(opts: { sizes?: number[]; budgetMs?: number
     const row: LifecycleRow = { mode, calls: n, msPerTurn: 0, msMin: 0, wallMs: 0, samples: 0 };
     const perCall = (ms: number): number | undefined => (n > 0 ? (ms * 1000) / n : undefined);
     if (Base) {
-      const t = await timeSideBySide(() => runTurn(TurnController, m, evs, n), () => runTurn(Base, m, evs, n), { budgetMs: budgetMs * 2, ...o });
+      const t = await timeSideBySide(() => runTurn(TurnController, m, evs, n), () => runTurn(Base, m, evs, n), { budgetMs: budgetMs * 2, gcBetween: n >= 100, ...o });
       Object.assign(row, { msPerTurn: t.current.ms, msMin: t.current.min, wallMs: t.current.wallMs, samples: t.current.samples });
       row.baseline = { msPerTurn: t.baseline.ms, msMin: t.baseline.min, usPerCall: perCall(t.baseline.ms), samples: t.baseline.samples };
       row.vsBaseline = t.current.ms / t.baseline.ms;

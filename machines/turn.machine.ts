@@ -159,6 +159,8 @@ export type TurnEmitted =
 
 export interface TurnInput {
   settings: TurnSettings;
+  /** Results to reuse from the start (a resumed attempt's reused results, src/engine/resume.ts). */
+  reusable?: ReadonlyArray<{ name: string; input: Record<string, unknown>; result: CallResult }>;
 }
 
 /** Is this call finished with, for this mode? (Once true it stays true.) */
@@ -190,6 +192,15 @@ export function everyCall(ctx: Pick<TurnContext, 'calls' | 'seen'>, test: (v: Ca
     if (v !== undefined && !test(v, i)) return false;
   }
   return true;
+}
+
+function seedReusable(seeds: TurnInput['reusable']): Map<string, CallResult[]> {
+  const m = new Map<string, CallResult[]>();
+  for (const x of seeds ?? []) {
+    const key = reuseKey(x.name, x.input);
+    m.set(key, [...(m.get(key) ?? []), x.result]);
+  }
+  return m;
 }
 
 /** May this call's result be reused (or reuse one)? Read-only, no approval, its tool allows it, the policy on. */
@@ -540,7 +551,7 @@ export const turnMachine = setup({
     structuredReleased: false,
     unrequestedApprovals: 0,
     settledFrom: 0,
-    reusable: new Map(),
+    reusable: seedReusable(input.reusable),
   }),
   initial: 'streaming',
   on: {

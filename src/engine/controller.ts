@@ -170,6 +170,11 @@ export interface ControllerOptions {
   limits?: Partial<TurnLimits>;
   /** Retries reuse finished read-only results of discarded attempts ('safe', default) or not ('none'). */
   reuseResults?: ReuseResults;
+  /**
+   * Results reused from the start: a call of this turn with the same name and arguments is answered
+   * with one at its release (how a resumed attempt gives its journaled reused results again).
+   */
+  reuse?: ReadonlyArray<{ name: string; input: Record<string, unknown>; result: CallResult }>;
 }
 
 interface Slot {
@@ -282,7 +287,7 @@ export class TurnController {
       runTool: opts.runTool && ((call, signal) => (this.runHook ? this.runHook(call, signal, opts.runTool!) : opts.runTool!(call, signal))),
     };
     this.actor = createActor(turnMachine, {
-      input: { settings },
+      input: { settings, reusable: opts.reuse },
       clock: this.clock,
       inspect: opts.inspect,
     });

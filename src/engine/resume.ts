@@ -266,6 +266,10 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string, key: Buffer 
     onAbort: 'commit',
     classify,
     runTool: run,
+    // A result the attempt reused (issue 20) is given again the same way: at the call's release.
+    reuse: [...(att?.calls.values() ?? [])].flatMap((c) =>
+      c.result?.reused && c.released ? [{ name: c.released.name, input: c.released.input, result: { ok: c.result.ok, content: c.result.content } }] : [],
+    ),
   });
   const resumed = new Map<number, ResumedCall>();
   journal.beforeRun = (call) => decide(call, att, hints, resumed, committed);

@@ -457,6 +457,9 @@ export class TurnJournal {
           rerun = d.rerun;
           this.markResumed(a, call.index, d.rerun === 'reconciled' ? 'reconciled' : 'rerun');
         }
+        // Discarded while the decision was pending (a resumed attempt that had been discarded):
+        // never started, so no `started` record; the call has left `running`, this result is dropped.
+        if (signal.aborted) return { ok: false, content: 'Not run: the call was discarded before it started.', synthetic: 'interrupted' };
         const safe = flags.get(`${call.attempt}:${call.index}`)?.safe === true;
         const p = this.write({
           k: 'started',

@@ -265,6 +265,8 @@ export class TurnHarness {
         settle = true;
         break;
     }
+    // A reuse answers a call inside this step: let its journal record land, as a tool result's does.
+    if (before.context.reuse.some((r, i) => r && !after.context.reuse[i])) settle = true;
     if (settle) await settleMicrotasks();
     this.track(e, before, after);
   }
@@ -311,8 +313,10 @@ export class TurnHarness {
         this.orphans.add(this.runKey(attempt, i));
       }
       if (p1 === 'resulted' && p0 !== 'resulted') {
+        // A retry's repeated safe call answered with the discarded attempt's ok result (M14).
+        const reused = before.context.reuse[i] === true && after.context.reuse[i] !== true;
         this.expected[i] =
-          e.type === 'TOOL_OK'
+          reused || e.type === 'TOOL_OK'
             ? 'ok'
             : e.type === 'TOOL_ERROR'
               ? 'error'

@@ -39,6 +39,13 @@ import { and, assign, type EventObject, not, or, setup, stateIn, type SnapshotFr
  *   - a running call (its `started` record is on disk, its result is not): a safe one runs again,
  *     an unsafe one gets the synthetic "outcome unknown" result and is NOT run again;
  *   - results are kept; tool runs of the crashed process never come back (no orphans).
+ *
+ * Result reuse on a retry (issue 20, M14; `policy.reuseResults: 'safe'`, the default): a `safe`
+ * call (read-only, no approval) whose tool returned ok (TOOL_OK) in an attempt that a retry then
+ * discards leaves its result behind (`reuse[i]`). In the next attempt the call at the same index
+ * with the same kind is the same call (the harness writes a call's arguments from its index and
+ * its tool name from its kind): once ready and past the release barrier it is answered with that
+ * result (emittable → resulted, no tool run). A call of another kind drops the leftover.
  */
 
 export type Kind = 'safe' | 'unsafe' | 'ask';
@@ -62,6 +69,8 @@ export interface ModelContext {
   orphans: boolean;
   /** Crashes so far (0 or 1: at most one per path). */
   crashes: number;
+  /** Per call index: a discarded attempt's ok result of a safe call, not used yet (see above). */
+  reuse: boolean[];
 }
 
 export type ModelEvent =
@@ -110,6 +119,12 @@ export interface ModelOptions {
 
 const callEvent = (e: EventObject): number | undefined => (e as { i?: number }).i;
 
+function setFlag(flags: boolean[], i: number, v: boolean): boolean[] {
+  const out = flags.slice();
+  out[i] = v;
+  return out;
+}
+
 function setCall(ctx: ModelContext, i: number, c: ModelCall): ModelCall[] {
   const calls = ctx.calls.slice();
   calls[i] = c;
@@ -130,11 +145,23 @@ const machineSetup = setup({
     abortIs: ({ event }, p: { mode: 'commit' | 'drop' }) => event.type === 'ABORT' && event.mode === p.mode,
     hasOrphans: ({ context }) => context.orphans,
     canCrash: ({ context }) => context.crashes < 1,
+    hasReuse: ({ context }, p: { i: number }) => context.reuse[p.i] === true,
   },
   actions: {
     openCall: assign(({ context, event }, p: { i: number }) =>
-      event.type === 'OPEN' ? { calls: setCall(context, p.i, { kind: event.kind, id: !event.late }) } : {},
+      event.type === 'OPEN'
+        ? {
+            calls: setCall(context, p.i, { kind: event.kind, id: !event.late }),
+            // Another kind is another tool: the leftover result is not this call's.
+            ...(context.reuse[p.i] && event.kind !== 'safe' ? { reuse: setFlag(context.reuse, p.i, false) } : {}),
+          }
+        : {},
     ),
+    /** A safe call's tool returned ok: a retry may reuse the result (only while a retry can still come). */
+    keepResult: assign(({ context }, p: { i: number; maxAttempts: number }) =>
+      context.calls[p.i]?.kind === 'safe' && context.attempt < p.maxAttempts ? { reuse: setFlag(context.reuse, p.i, true) } : {},
+    ),
+    useResult: assign(({ context }, p: { i: number }) => ({ reuse: setFlag(context.reuse, p.i, false) })),
     giveIdentity: assign(({ context }, p: { i: number }) => ({
       calls: setCall(context, p.i, { ...context.calls[p.i], id: true }),
     })),
@@ -262,6 +289,11 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
       },
       emittable: {
         always: [
+          // A retry repeats a call whose ok result a discarded attempt left: answered at its release.
+          withGuard(
+            { target: 'resulted', actions: act('useResult', i) },
+            all([{ type: 'hasReuse', params: { i } }, kindIs(i, 'safe'), ...(i > 0 ? [releaseBarrier(i)!] : [])]),
+          ),
           withGuard({ target: 'released.unrequested' }, all([kindIs(i, 'ask'), ...(i > 0 ? [releaseBarrier(i)!] : [])])),
           withGuard({ target: 'released.waiting' }, releaseBarrier(i)),
         ],
@@ -301,7 +333,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
             { guard: AND([crashedLive, kindIs(i, 'unsafe')]), target: 'resulted' },
             { guard: crashedLive, target: 'running', reenter: true },
           ],
-          TOOL_OK: { guard: AND([forCall(i), notCrashed]), target: 'resulted' },
+          TOOL_OK: { guard: AND([forCall(i), notCrashed]), target: 'resulted', actions: { type: 'keepResult', params: { i, maxAttempts } } },
           TOOL_ERROR: { guard: AND([forCall(i), notCrashed]), target: 'resulted' },
           ERROR: onError(i, true),
           ABORT: onAbort(i, 'resulted', true),
@@ -370,7 +402,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
   return machineSetup.createMachine({
     id: 'turnModel',
     type: 'parallel',
-    context: { attempt: 1, calls: range(n).map(() => ({})), orphans: false, crashes: 0 },
+    context: { attempt: 1, calls: range(n).map(() => ({})), orphans: false, crashes: 0, reuse: range(n).map(() => false) },
     on: { STALE: { guard: 'hasOrphans', actions: 'clearOrphans' } },
     // The config is generated for any n; its shape is checked by the model tests (reachability,
     // invariants), not by the type system.
@@ -441,7 +473,7 @@ export function describeState(s: ModelSnapshot): string {
     const tags = [ci.kind, ci.id === false ? 'late' : undefined].filter(Boolean).join(',');
     return `${p}${r ? `.${r}` : ''}${tags ? `(${tags})` : ''}`;
   });
-  const orphans = s.context.orphans ? ' +orphans' : '';
+  const orphans = (s.context.orphans ? ' +orphans' : '') + (s.context.reuse.some(Boolean) ? ` +reuse(${s.context.reuse.flatMap((r, i) => (r ? [i] : [])).join(',')})` : '');
   const crashed = s.context.crashes > 0 && turn !== 'crashed' ? ' (resumed)' : '';
   return `${turn}${sub} a${s.context.attempt} [${calls.join(', ')}]${orphans}${crashed}`;
 }
