@@ -73,6 +73,8 @@ export function callStream(family: string, content: string): string {
       return `${think}<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>write_file\n\`\`\`json\n${args}\n\`\`\`<｜tool▁call▁end｜><｜tool▁calls▁end｜>`;
     case 'deepseek-v3.1':
       return `${think}<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>write_file<｜tool▁sep｜>${args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`;
+    case 'gigachat35':
+      return `Writing it.<｜GCML｜tool_calls><｜GCML｜invoke name="write_file"><｜GCML｜parameter name="path" string="true">out/big.txt</｜GCML｜parameter><｜GCML｜parameter name="content" string="true">${content}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>`;
     case 'deepseek-v4':
       return (
         `${think}<｜DSML｜tool_calls>\n<｜DSML｜invoke name="write_file">\n` +
@@ -100,6 +102,8 @@ export function callStream(family: string, content: string): string {
       return `[write_file(path="out/big.txt", content=${JSON.stringify(content)})]<|eom|>`;
     case 'minimax-m2':
       return `${think}<minimax:tool_call>\n<invoke name="write_file">\n<parameter name="path">out/big.txt</parameter>\n<parameter name="content">${content}</parameter>\n</invoke>\n</minimax:tool_call>`;
+    case 'step3':
+      return `Writing it.<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>write_file\n<steptml:invoke name="write_file"><steptml:parameter name="path">out/big.txt</steptml:parameter><steptml:parameter name="content">${content}</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>`;
     case 'seed-oss':
       return `<seed:think>Write the file.</seed:think><seed:tool_call>\n<function=write_file>\n<parameter=path>out/big.txt</parameter>\n<parameter=content>${content}</parameter>\n</function>\n</seed:tool_call>`;
     case 'granite':

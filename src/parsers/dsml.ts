@@ -26,13 +26,45 @@ import { ParamCallParser } from './core/paramCalls';
 import type { ParamObject } from './core/params';
 import type { ParserOptions } from './types';
 
-const B = '｜DSML｜';
-const SECTION_OPEN = [`<${B}tool_calls>`, `<${B}function_calls>`];
-const SECTION_CLOSE = [`</${B}tool_calls>`, `</${B}function_calls>`];
-const INVOKE = `<${B}invoke`;
-const INVOKE_CLOSE = `</${B}invoke>`;
-const PARAM = `<${B}parameter`;
-const PARAM_CLOSE = `</${B}parameter>`;
+/** The markers of one DSML-style markup: DeepSeek's `｜DSML｜` or GigaChat 3.5's `｜GCML｜`. */
+interface Markup {
+  sectionOpen: readonly string[];
+  sectionClose: readonly string[];
+  /** The longest section opener (bounds the whitespace read after one). */
+  openLen: number;
+  invoke: string;
+  invokeClose: string;
+  paramClose: string;
+  sectionSet: MarkerSet;
+  bodySet: MarkerSet;
+  valueSet: MarkerSet;
+  invokeCloseSet: MarkerSet;
+}
+
+function markup(b: string, sections: readonly string[]): Markup {
+  const invoke = `<${b}invoke`;
+  const invokeClose = `</${b}invoke>`;
+  const paramClose = `</${b}parameter>`;
+  const sectionClose = sections.map((x) => `</${b}${x}>`);
+  const sectionOpen = sections.map((x) => `<${b}${x}>`);
+  return {
+    sectionOpen,
+    sectionClose,
+    openLen: Math.max(...sectionOpen.map((x) => x.length)),
+    invoke,
+    invokeClose,
+    paramClose,
+    sectionSet: new MarkerSet([invoke, ...sectionClose]),
+    bodySet: new MarkerSet([`<${b}parameter`, invokeClose]),
+    valueSet: new MarkerSet([paramClose]),
+    invokeCloseSet: new MarkerSet([invokeClose]),
+  };
+}
+
+/** DeepSeek V4 / V3.2 (`function_calls` is V3.2's section name). */
+export const DSML = markup('｜DSML｜', ['tool_calls', 'function_calls']);
+/** GigaChat 3.5 (vLLM's gigachat35 parser tests): the same grammar with `｜GCML｜`. */
+export const GCML = markup('｜GCML｜', ['tool_calls']);
 const EOS = '<｜end▁of▁sentence｜>';
 
 const PRE = 10;
@@ -47,11 +79,7 @@ const JSON_BODY = 17;
 const WS_CAP = 64;
 const HDR_CAP = 1024;
 
-const sectionSet = new MarkerSet([INVOKE, ...SECTION_CLOSE]);
 const gtSet = new MarkerSet(['>']);
-const bodySet = new MarkerSet([PARAM, INVOKE_CLOSE]);
-const valueSet = new MarkerSet([PARAM_CLOSE]);
-const invokeCloseSet = new MarkerSet([INVOKE_CLOSE]);
 
 function attr(hdr: string, name: string): string | undefined {
   const m = new RegExp(`${name}\\s*=\\s*"([^"]*)"`).exec(hdr);
@@ -62,13 +90,18 @@ export class DsmlParser extends ParamCallParser {
   private inSection = false;
   private name = '';
 
-  constructor(opts: ParserOptions = {}, family = 'deepseek-v4') {
+  constructor(
+    opts: ParserOptions = {},
+    family = 'deepseek-v4',
+    private readonly mk: Markup = DSML,
+  ) {
     super(
       {
         family,
-        reasoning: THINK_TAGS,
-        openers: [...SECTION_OPEN, INVOKE],
-        strip: [...SECTION_CLOSE, INVOKE_CLOSE, PARAM_CLOSE, EOS],
+        // GigaChat 3.5's reasoning markup was not checked against a source: none is parsed there.
+        reasoning: mk === DSML ? THINK_TAGS : undefined,
+        openers: [...mk.sectionOpen, mk.invoke],
+        strip: [...mk.sectionClose, mk.invokeClose, mk.paramClose, ...(mk === DSML ? [EOS] : [])],
         plainText: true,
       },
       opts,
@@ -76,7 +109,7 @@ export class DsmlParser extends ParamCallParser {
   }
 
   protected onTextMarker(m: string): void {
-    if (m === INVOKE) {
+    if (m === this.mk.invoke) {
       this.confirmMarkup();
       this.inSection = false;
       this.mode = INVOKE_HDR;
@@ -89,9 +122,9 @@ export class DsmlParser extends ParamCallParser {
   protected override stepFamily(): boolean {
     switch (this.mode) {
       case PRE: {
-        const ws = this.openerWs(SECTION_OPEN[1].length + WS_CAP);
+        const ws = this.openerWs(this.mk.openLen + WS_CAP);
         if (ws !== undefined) return ws;
-        const t = this.take(INVOKE);
+        const t = this.take(this.mk.invoke);
         if (t === 'maybe') return false;
         if (t === 'no') return this.literal();
         this.confirmMarkup();
@@ -100,9 +133,9 @@ export class DsmlParser extends ParamCallParser {
         return true;
       }
       case SECTION: {
-        const m = this.streamUntil(sectionSet, () => {});
+        const m = this.streamUntil(this.mk.sectionSet, () => {});
         if (m === null) return false;
-        if (m === INVOKE) {
+        if (m === this.mk.invoke) {
           this.mode = INVOKE_HDR;
           return true;
         }
@@ -115,7 +148,7 @@ export class DsmlParser extends ParamCallParser {
         if (r === null) return false;
         if (r === undefined) {
           this.startCall('', 'none');
-          this.warn('parser.malformed_call', 'invoke tag without ">"; skipped to </｜DSML｜invoke>');
+          this.warn('parser.malformed_call', `invoke tag without ">"; skipped to ${this.mk.invokeClose}`);
           this.mode = JSON_BODY;
           this.params = null;
           this.name = '';
@@ -139,9 +172,9 @@ export class DsmlParser extends ParamCallParser {
         return true;
       }
       case BODY: {
-        const m = this.streamUntil(bodySet, () => {});
+        const m = this.streamUntil(this.mk.bodySet, () => {});
         if (m === null) return false;
-        if (m === INVOKE_CLOSE) return this.closeInvoke();
+        if (m === this.mk.invokeClose) return this.closeInvoke();
         this.mode = PARAM_HDR;
         return true;
       }
@@ -155,11 +188,11 @@ export class DsmlParser extends ParamCallParser {
         return true;
       }
       case VALUE:
-        return this.stepValue(valueSet, BODY);
+        return this.stepValue(this.mk.valueSet, BODY);
       case JSON_BODY: {
         const call = this.call as CallSlot;
         const skip = this.skipBody;
-        const m = this.streamUntil(invokeCloseSet, skip ? () => {} : (s) => call.fragment(s), true);
+        const m = this.streamUntil(this.mk.invokeCloseSet, skip ? () => {} : (s) => call.fragment(s), true);
         if (m === null) return false;
         return this.closeInvoke();
       }

@@ -1,7 +1,7 @@
 /** The family registry: names, aliases and constructors. */
 import { byteParser } from './bytes';
 import { DeepSeekParser } from './deepseek';
-import { DsmlParser } from './dsml';
+import { DsmlParser, GCML } from './dsml';
 import { GemmaParser } from './gemma';
 import { GlmParser } from './glm';
 import { HarmonyParser } from './harmony';
@@ -26,6 +26,7 @@ import { ErnieParser } from './ernie';
 import { GraniteParser } from './granite';
 import { HunyuanParser } from './hunyuan';
 import { JambaParser } from './jamba';
+import { Step3Parser } from './step3';
 import { LongCatParser } from './longcat';
 import { MiniMaxParser } from './minimax';
 import { PythonicParser } from './pythonic';
@@ -250,6 +251,20 @@ const FAMILIES: FamilyEntry[] = [
     aliases: ['jamba-1.5', 'jamba-1.6', 'jamba-1.7', 'ai21-jamba'],
     description: 'AI21 Jamba: <tool_calls>[{"name","arguments"},…]</tool_calls>',
     create: (o) => new JambaParser(o),
+  },
+  {
+    name: 'step3',
+    aliases: ['step-3', 'stepfun-step3'],
+    description:
+      'StepFun Step-3: <｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="N"><steptml:parameter name="K">V</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
+    create: (o) => new Step3Parser(o),
+  },
+  {
+    name: 'gigachat35',
+    aliases: ['gigachat-3.5'],
+    description:
+      'GigaChat 3.5: <｜GCML｜tool_calls><｜GCML｜invoke name="N"><｜GCML｜parameter name="K" string="true|false">V</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>',
+    create: (o) => new DsmlParser(o, 'gigachat35', GCML),
   },
   {
     name: 'ernie45',

@@ -23,15 +23,23 @@ import type { ParserOptions } from './types';
 
 export interface XmlParamSpec {
   family: string;
-  reasoning: Readonly<ReasoningMarkers>;
+  reasoning?: Readonly<ReasoningMarkers>;
   /** Wrapper opener and closer (`<tool_call>`, `</tool_call>`). */
   open: string;
   close: string;
   /** Call opener up to the name (`<function=`) and the call's closer (`</function>`). */
   call: string;
   callClose: string;
-  /** Parameter opener up to the key (`<parameter=`); the value ends at `</parameter>`. */
+  /** Parameter opener up to the key (`<parameter=`); the value ends at `paramClose`. */
   param: string;
+  /** The parameter's closer (default `</parameter>`). */
+  paramClose?: string;
+  /**
+   * What may come between the wrapper's opener and the first call: whitespace only ('ws', the
+   * default: anything else makes the opener text), or anything, dropped ('section': for a
+   * special-token wrapper that holds per-call tokens before each call, Step-3).
+   */
+  pre?: 'ws' | 'section';
   /** Further markers removed from text (EOS tokens). */
   strip?: readonly string[];
   /** Names and keys may be quoted (`name="f"`); otherwise they are only trimmed. */
@@ -65,7 +73,6 @@ const NAME_CAP = 256;
 const NAME_RE = /^[A-Za-z0-9_.:/-]+$/;
 
 const gtSet = new MarkerSet(['>']);
-const valueSet = new MarkerSet(['</parameter>']);
 
 /** `"name"`, `'name'` or `name`, trimmed, without its quotes. */
 export function unquote(s: string): string {
@@ -80,6 +87,7 @@ export class XmlParamParser extends ParamCallParser {
   private wrapped = false;
   private readonly bodySet: MarkerSet;
   private readonly sectionSet: MarkerSet;
+  private readonly valueSet: MarkerSet;
 
   constructor(
     private readonly spec: XmlParamSpec,
@@ -96,6 +104,7 @@ export class XmlParamParser extends ParamCallParser {
       opts,
     );
     this.bodySet = new MarkerSet([spec.param, spec.callClose, spec.close]);
+    this.valueSet = new MarkerSet([spec.paramClose ?? '</parameter>']);
     this.sectionSet = new MarkerSet([spec.call, spec.close]);
   }
 
@@ -113,6 +122,12 @@ export class XmlParamParser extends ParamCallParser {
     const sp = this.spec;
     switch (this.mode) {
       case PRE: {
+        if (sp.pre === 'section') {
+          this.confirmMarkup();
+          this.lit = '';
+          this.mode = POST;
+          return true;
+        }
         const ws = this.openerWs(sp.open.length + WS_CAP);
         if (ws !== undefined) return ws;
         const t = this.take(sp.call);
@@ -169,7 +184,7 @@ export class XmlParamParser extends ParamCallParser {
         return true;
       }
       case VALUE:
-        return this.stepValue(valueSet, BODY);
+        return this.stepValue(this.valueSet, BODY);
       case POST:
         return sp.between === 'section' ? this.stepSection() : this.stepPost();
     }
