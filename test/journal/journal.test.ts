@@ -315,22 +315,32 @@ describe('file store leases across processes', () => {
     const { buildForChildren, childEnv } = await import('./childBuild');
     const child = path.join(buildForChildren(), 'test/journal/leaseChild.js');
     const dir = tmp();
-    // Each racer holds what it got for 4 s: under heavy load a racer may start a second late, and
-    // must still find the winner alive (a dead winner's lock is rightly taken over at once).
-    const race = (round: number): Promise<string[]> => {
+    // Each racer holds what it got until every racer has answered (then the round's processes are
+    // killed): however late a loaded machine starts one, it must find the winner alive (a dead
+    // winner's lock is rightly taken over at once).
+    const race = async (round: number): Promise<string[]> => {
       const at = Date.now() + 700;
-      return Promise.all(
-        [0, 1, 2, 3].map(
-          (w) =>
-            new Promise<string>((resolve, reject) => {
-              const p = spawn(process.execPath, [child, dir, 'turn-x', `w${round}.${w}`, String(at), '4000'], { env: childEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
-              let out = '';
-              p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-              p.on('error', reject);
-              p.on('exit', () => resolve(out.trim()));
-            }),
-        ),
-      );
+      const procs: ReturnType<typeof spawn>[] = [];
+      try {
+        return await Promise.all(
+          [0, 1, 2, 3].map(
+            (w) =>
+              new Promise<string>((resolve, reject) => {
+                const p = spawn(process.execPath, [child, dir, 'turn-x', `w${round}.${w}`, String(at), '50000'], { env: childEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+                procs.push(p);
+                let out = '';
+                p.stdout!.on('data', (d: Buffer) => {
+                  out += d.toString();
+                  if (out.includes('\n')) resolve(out.trim());
+                });
+                p.on('error', reject);
+                p.on('exit', () => resolve(out.trim()));
+              }),
+          ),
+        );
+      } finally {
+        for (const p of procs) p.kill('SIGKILL');
+      }
     };
     // A lock left by a process that no longer exists; later rounds find the previous winner's (dead by then).
     fs.writeFileSync(path.join(dir, 'turn-x.lock'), JSON.stringify({ owner: 'gone', pid: 2 ** 22 + 4321, host: hostIdentity(), expires: Date.now() + 60_000 }));
