@@ -118,6 +118,8 @@ export function callStream(family: string, content: string): string {
       return `${think}\n\n<tool_call>\n{"name": "write_file", "arguments": ${args}}\n</tool_call>\n`;
     case 'longcat':
       return `<longcat_think>Write the file.</longcat_think><longcat_tool_call>\n{"name": "write_file", "arguments": ${args}}\n</longcat_tool_call>`;
+    case 'longcat-lite':
+      return `Writing it.<longcat_tool_call>write_file\n<longcat_arg_key>path</longcat_arg_key>\n<longcat_arg_value>out/big.txt</longcat_arg_value>\n<longcat_arg_key>content</longcat_arg_key>\n<longcat_arg_value>${content}</longcat_arg_value>\n</longcat_tool_call>`;
     // issue 12, batch B
     case 'phi-4-mini':
     case 'firefunction-v2':

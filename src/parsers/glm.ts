@@ -20,19 +20,47 @@
  * `[A-Za-z0-9_.:/-]+` (e.g. Hermes-style JSON, prose) is text; a stray `</tool_call>` and
  * `<|observation|>` are removed.
  */
-import { THINK_TAGS } from './core/base';
+import { THINK_TAGS, type ReasoningMarkers } from './core/base';
 import { MarkerSet } from './core/markers';
 import { CallName } from './core/name';
 import { ParamCallParser } from './core/paramCalls';
-import type { ParamObject } from './core/params';
+import type { ParamObject, Trim, TypingOptions } from './core/params';
 import type { ParserOptions } from './types';
 
-const OPEN = '<tool_call>';
-const CLOSE = '</tool_call>';
-const KEY = '<arg_key>';
-const KEY_CLOSE = '</arg_key>';
-const VAL = '<arg_value>';
-const VAL_CLOSE = '</arg_value>';
+/**
+ * The markup of a GLM-style key/value call (`OPEN NAME KEY k KEY_CLOSE VAL v VAL_CLOSE … CLOSE`)
+ * and the family's value rules; GLM's own is `GLM_LAYOUT`, LongCat-Flash-Lite's is in longcat.ts.
+ */
+export interface KeyValueLayout {
+  family: string;
+  open: string;
+  close: string;
+  key: string;
+  keyClose: string;
+  val: string;
+  valClose: string;
+  reasoning?: Readonly<ReasoningMarkers>;
+  /** Stray markers removed from text. */
+  strip: string[];
+  /** Whitespace trimming of values (GLM: none; the template writes nothing around a value). */
+  trim: Trim;
+  typing: TypingOptions;
+}
+
+export const GLM_LAYOUT: KeyValueLayout = {
+  family: 'glm45',
+  open: '<tool_call>',
+  close: '</tool_call>',
+  key: '<arg_key>',
+  keyClose: '</arg_key>',
+  val: '<arg_value>',
+  valClose: '</arg_value>',
+  reasoning: THINK_TAGS,
+  strip: ['<|observation|>'],
+  trim: 'none',
+  // GLM repairs: Python literals and backslash-escaped JSON in non-string values (docs/parsers.md).
+  typing: { python: true, unescape: true },
+};
 
 const NAME = 10;
 const BODY = 11;
@@ -41,8 +69,6 @@ const PRE_VALUE = 13;
 const VALUE = 14;
 
 const NAME_CAP = 256;
-/** GLM repairs: Python literals and backslash-escaped JSON in non-string values (docs/parsers.md). */
-const GLM_TYPING = { python: true, unescape: true } as const;
 const NAME_RE = /^[A-Za-z0-9_.:/-]+$/;
 /**
  * While reading: a name, possibly followed by literal `\n` separators (two characters each) and a
@@ -52,28 +78,34 @@ const NAME_READ_RE = /^[A-Za-z0-9_.:/-]+(?:\\n)*\\?$/;
 /** Literal `\n` separators (backslash, n) the model wrote after the name (SGLang strips them too). */
 const LITERAL_NL_TAIL = /(?:\\n)+$/;
 
-const bodySet = new MarkerSet([KEY, CLOSE]);
-const keySet = new MarkerSet([KEY_CLOSE]);
-const valueSet = new MarkerSet([VAL_CLOSE]);
-
-export class GlmParser extends ParamCallParser {
+/** A GLM-style key/value call parser for one `KeyValueLayout`. */
+export class KeyValueCallParser extends ParamCallParser {
   private readonly name = new CallName(NAME_CAP, NAME_READ_RE, (c) => c === 60 /* < */ || c === 10 /* \n */, true);
+  private readonly bodySet: MarkerSet;
+  private readonly keySet: MarkerSet;
+  private readonly valueSet: MarkerSet;
 
-  constructor(opts: ParserOptions = {}) {
+  constructor(
+    private readonly layout: KeyValueLayout,
+    opts: ParserOptions = {},
+  ) {
     super(
       {
-        family: 'glm45',
-        reasoning: THINK_TAGS,
-        openers: [OPEN],
-        strip: [CLOSE, '<|observation|>'],
+        family: layout.family,
+        ...(layout.reasoning ? { reasoning: layout.reasoning } : {}),
+        openers: [layout.open],
+        strip: [layout.close, ...layout.strip],
         plainText: true,
       },
       opts,
     );
+    this.bodySet = new MarkerSet([layout.key, layout.close]);
+    this.keySet = new MarkerSet([layout.keyClose]);
+    this.valueSet = new MarkerSet([layout.valClose]);
   }
 
   protected onTextMarker(_m: string): void {
-    this.lit = OPEN;
+    this.lit = this.layout.open;
     this.name.take();
     this.mode = NAME;
   }
@@ -83,33 +115,38 @@ export class GlmParser extends ParamCallParser {
       case NAME: {
         if (this.name.empty) {
           this.lit += this.skipWs();
-          if (this.lit.length > OPEN.length + NAME_CAP) return this.literal();
+          if (this.lit.length > this.layout.open.length + NAME_CAP) return this.literal();
         }
         const read = this.readName(this.name);
         if (typeof read === 'boolean') return read;
         const name = read.replace(LITERAL_NL_TAIL, '');
         if (!NAME_RE.test(name)) return this.literal(this.name.take());
         this.confirmMarkup();
-        this.startCall(name, 'none', GLM_TYPING);
+        this.startCall(name, this.layout.trim, this.layout.typing);
         this.mode = BODY;
         return true;
       }
       case BODY: {
-        const m = this.streamUntil(bodySet, () => {});
+        const m = this.streamUntil(this.bodySet, () => {});
         if (m === null) return false;
-        if (m === CLOSE) return this.closeCall();
+        if (m === this.layout.close) return this.closeCall();
         this.mode = KEY_READ;
         return true;
       }
       case KEY_READ: {
-        const key = this.readParamHeader(keySet, NAME_CAP, BODY, '<arg_key> without </arg_key>');
+        const key = this.readParamHeader(
+          this.keySet,
+          NAME_CAP,
+          BODY,
+          `${this.layout.key} without ${this.layout.keyClose}`,
+        );
         if (typeof key === 'boolean') return key;
         this.value = (this.params as ParamObject).open(key.trim());
         this.mode = PRE_VALUE;
         return true;
       }
       case PRE_VALUE: {
-        // Whitespace and literal `\n` separators (backslash, n) before <arg_value>.
+        // Whitespace and literal `\n` separators (backslash, n) before the value tag.
         for (;;) {
           this.skipWs();
           const nl = this.take('\\n');
@@ -117,10 +154,13 @@ export class GlmParser extends ParamCallParser {
           if (nl === 'maybe') return false;
         }
         if (this.atEnd) return false;
-        const t = this.take(VAL);
+        const t = this.take(this.layout.val);
         if (t === 'maybe') return false;
         if (t === 'no') {
-          this.warn('parser.malformed_call', '<arg_key> not followed by <arg_value>; value left empty');
+          this.warn(
+            'parser.malformed_call',
+            `${this.layout.key} not followed by ${this.layout.val}; value left empty`,
+          );
           this.params?.closeValue();
           this.mode = BODY;
           return true;
@@ -129,7 +169,7 @@ export class GlmParser extends ParamCallParser {
         return true;
       }
       case VALUE:
-        return this.stepValue(valueSet, BODY);
+        return this.stepValue(this.valueSet, BODY);
     }
     return false;
   }
@@ -146,5 +186,12 @@ export class GlmParser extends ParamCallParser {
     else {
       this.warn('parser.unclosed_call', 'stream ended inside a call; left without completion');
     }
+  }
+}
+
+/** GLM 4.5 / 4.6 / 4.7. */
+export class GlmParser extends KeyValueCallParser {
+  constructor(opts: ParserOptions = {}) {
+    super(GLM_LAYOUT, opts);
   }
 }

@@ -27,7 +27,7 @@ import { GraniteParser } from './granite';
 import { HunyuanParser } from './hunyuan';
 import { JambaParser } from './jamba';
 import { Step3Parser } from './step3';
-import { LongCatParser } from './longcat';
+import { LongCatLiteParser, LongCatParser } from './longcat';
 import { MiniMaxParser } from './minimax';
 import { PythonicParser } from './pythonic';
 import { SeedOssParser } from './seedoss';
@@ -278,6 +278,13 @@ const FAMILIES: FamilyEntry[] = [
     description:
       'LongCat-Flash: <longcat_tool_call>{"name","arguments"}</longcat_tool_call>; <longcat_think>',
     create: (o) => new LongCatParser(o),
+  },
+  {
+    name: 'longcat-lite',
+    aliases: ['longcat-flash-lite', 'longcat_lite'],
+    description:
+      'LongCat-Flash-Lite: <longcat_tool_call>NAME<longcat_arg_key>K</longcat_arg_key><longcat_arg_value>V</longcat_arg_value></longcat_tool_call>',
+    create: (o) => new LongCatLiteParser(o),
   },
 ];
 
