@@ -80,7 +80,7 @@ const FAMILIES: FamilyEntry[] = [
   },
   {
     name: 'kimi-k2',
-    aliases: ['kimik2', 'kimi_k2', 'kimi'],
+    aliases: ['kimik2', 'kimi_k2', 'kimi', 'kimi-k2.5'],
     description:
       'Kimi K2: <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>; <think>',
     create: (o) => new KimiParser(o),
