@@ -19,6 +19,8 @@
  * Look-alikes: markup inside Markdown code is text; `<tool_call>` whose name is empty or not
  * `[A-Za-z0-9_.:/-]+` (e.g. Hermes-style JSON, prose) is text; a stray `</tool_call>` and
  * `<|observation|>` are removed.
+ * The engine is `KeyValueCallParser`, configured by a `KeyValueLayout` (tags, trimming, repairs):
+ * GLM's is `GLM_LAYOUT`; LongCat-Flash-Lite's (`longcat-lite`) is in longcat.ts.
  */
 import { THINK_TAGS, type ReasoningMarkers } from './core/base';
 import { MarkerSet } from './core/markers';
