@@ -19,6 +19,7 @@
  * A fetch `Response` with a non-2xx status keeps the first 2 KB of its body in the error message.
  */
 
+import { STATUS_ERROR_TYPES } from '../wire/common';
 import { isRetryableErrorType } from '../wire/events';
 
 /** A web `ReadableStream` (Node ≥ 18, browsers, polyfills): only what sluice uses of it. */
@@ -72,19 +73,6 @@ export interface ClassifiedStreamError {
   status?: number;
 }
 
-const STATUS_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  408: 'timeout_error',
-  409: 'conflict_error',
-  413: 'request_too_large',
-  422: 'invalid_request_error',
-  429: 'rate_limit_error',
-  529: 'overloaded_error',
-};
-
 /** Socket-level failures worth another attempt (Node net/http, undici). ENOTFOUND is not: a wrong host stays wrong. */
 const RETRYABLE_CODES = /^(ECONNRESET|ECONNREFUSED|ECONNABORTED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|ENETDOWN|UND_ERR_SOCKET|UND_ERR_CONNECT_TIMEOUT|UND_ERR_HEADERS_TIMEOUT|UND_ERR_BODY_TIMEOUT|UND_ERR_CLOSED)$/;
 
@@ -120,7 +108,7 @@ export function classifyStreamError(err: unknown): ClassifiedStreamError {
     // OpenAI SDK: `error` is the body's error object; Anthropic SDK: the whole body {type:'error', error:{type}}.
     const body = isObj(e.error) ? e.error : undefined;
     const own = (isObj(body?.error) ? str(body.error.type) : undefined) ?? (body?.type !== 'error' ? str(body?.type) : undefined);
-    const type = own ?? STATUS_TYPES[status] ?? `http_${status}`;
+    const type = own ?? STATUS_ERROR_TYPES[status] ?? `http_${status}`;
     const retryable = typeof e.isRetryable === 'boolean' ? e.isRetryable : isRetryableStatus(status);
     return { type, message, retryable, status };
   }

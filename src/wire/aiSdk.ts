@@ -37,7 +37,7 @@
  *   nothing. Unknown part types: one warning per type.
  */
 import { type FinishReason, isRetryableErrorType, type StreamErrorInfo, type Usage } from './events';
-import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj } from './common';
+import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, STATUS_ERROR_TYPES } from './common';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -72,17 +72,6 @@ export function aiSdkUsage(u: Obj): Usage | undefined {
   return usage.promptTokens === undefined && usage.outputTokens === undefined ? undefined : usage;
 }
 
-const STATUS_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  408: 'timeout_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  529: 'overloaded_error',
-};
-
 /** An AI SDK error part's `error` (an APICallError, a provider error chunk, or anything) → type/message/retryable. */
 export function aiSdkError(err: unknown): StreamErrorInfo & { retryable: boolean } {
   const e = isObj(err) ? err : err instanceof Error ? (err as unknown as Obj) : {};
@@ -92,7 +81,7 @@ export function aiSdkError(err: unknown): StreamErrorInfo & { retryable: boolean
   const ownType = nonEmpty(inner?.type) ?? (e.type !== 'error' ? nonEmpty(e.type) : undefined) ?? nonEmpty(inner?.code) ?? nonEmpty(e.code);
   const type =
     ownType ??
-    (status !== undefined ? (STATUS_TYPES[status] ?? (status >= 500 ? 'api_error' : `http_${status}`)) : undefined) ??
+    (status !== undefined ? (STATUS_ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : `http_${status}`)) : undefined) ??
     (err instanceof Error && err.name !== 'Error' ? err.name : 'api_error');
   const message =
     nonEmpty(e.message) ?? nonEmpty(inner?.message) ?? (typeof err === 'string' ? err : 'the AI SDK stream reported an error');

@@ -191,3 +191,17 @@ export function isFastAdapter(a: Adapter): a is FastAdapter {
     typeof (a as Partial<FastAdapter>).endInto === 'function'
   );
 }
+
+/** The error type an HTTP status stands for when the body names none (SDK, AI SDK and fetch errors alike). */
+export const STATUS_ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  408: 'timeout_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
