@@ -21,6 +21,7 @@ import type { AnthropicEncodeOptions } from '../encode/anthropicSse';
 import type { CompletionMode } from '../engine/controller';
 import type { WireFormat } from '../wire/events';
 import type { Adapter } from '../wire/events';
+import { createTextAdapter } from '../parsers/adapter';
 import { createStreamReader, type StreamReader } from '../wire/index';
 import { estimateInputTokens, type ModelMapping, type ToolParam } from './canonical';
 import { GatewayError } from './errors';
@@ -141,21 +142,12 @@ export interface GatewayOptions {
 export type GatewayTextAdapterFactory = (family: string, ctx: { tools: ToolParam[] }) => Adapter | undefined;
 
 /**
- * The open-model text parsers (src/parsers) when this build has them: `createTextAdapter(family,
- * {tools})`. Loaded lazily so the gateway does not depend on them at compile time.
+ * The open-model text parsers (src/parsers) as the gateway's text adapter factory:
+ * `createTextAdapter(family, {tools})`. A static import, so it works from the ESM and CommonJS
+ * builds alike; the parsers come with `sluice/gateway` (and `sluice/parsers`), never with `sluice`.
  */
 export function loadTextAdapterFactory(): GatewayTextAdapterFactory | undefined {
-  try {
-    // A computed path: src/parsers is optional for the gateway (and lands separately).
-    const modPath = '../parsers';
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional module, resolved at run time
-    const mod = require(modPath) as { createTextAdapter?: (family: string, opts: { tools?: unknown[] }) => Adapter };
-    const create = mod.createTextAdapter;
-    if (typeof create !== 'function') return undefined;
-    return (family, ctx) => create(family, { tools: ctx.tools });
-  } catch {
-    return undefined;
-  }
+  return (family, ctx) => createTextAdapter(family, { tools: ctx.tools });
 }
 
 export interface Gateway {
