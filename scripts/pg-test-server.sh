@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the journal tests (the PostgreSQL store, issue 14).
 #   scripts/pg-test-server.sh start   # installs Debian's postgresql if missing, starts a private
-#                                     # cluster on 127.0.0.1, prints SLUICE_PG_URL=...
+#                                     # cluster on 127.0.0.1 (or reuses the running one),
+#                                     # prints SLUICE_PG_URL=...
 #   scripts/pg-test-server.sh stop    # stops it and deletes its data
 #   scripts/pg-test-server.sh crash   # an outage: `pg_ctl stop -m immediate` (no shutdown
 #                                     # checkpoint; connections are cut), the data is kept
@@ -33,6 +34,11 @@ case "${1:-}" in
       apt-get update -qq >&2 && apt-get install -y -qq postgresql >&2
     fi
     BIN=$(bindir)
+    # Already running (another test run started it): reuse it rather than wiping its data.
+    if "$0" status >/dev/null 2>&1; then
+      echo "SLUICE_PG_URL=postgres://sluice@127.0.0.1:$PORT/postgres"
+      exit 0
+    fi
     "$0" stop >/dev/null 2>&1 || true
     mkdir -p "$DIR" && chmod 700 "$DIR"
     [ "$(id -u)" = "0" ] && chown postgres "$DIR"

@@ -23,6 +23,9 @@ export function checkRecordDepth(json: string, label: string, n: number): void {
     throw new JournalError(`${label}: record ${n} nests deeper than ${MAX_RECORD_DEPTH} levels`, 'corrupt', { record: n });
 }
 
+/** Bytes a line adds to its record's JSON: 8 hex digits of CRC, a space, the newline. */
+export const LINE_OVERHEAD = 10;
+
 export function encodeRecord(rec: JournalRecord): Buffer {
   const json = Buffer.from(JSON.stringify(rec), 'utf8');
   const head = Buffer.from(crc32(json).toString(16).padStart(8, '0') + ' ', 'ascii');

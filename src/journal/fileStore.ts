@@ -24,7 +24,7 @@ import * as path from 'node:path';
 import { decodeJournal, encodeRecord } from './codec';
 import { holderIsDead, hostIdentity } from './lease';
 import { checkTurnId, JournalError, type JournalRecord, toJournalError } from './records';
-import type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './store';
+import { type AppendOptions, DEFAULT_MAX_JOURNAL_BYTES, type JournalLease, type JournalListing, type JournalRead, type JournalStore } from './store';
 
 /** The write/fsync boundary of the file store (tests inject ENOSPC/EIO here). */
 export interface FileStoreIO {
@@ -35,13 +35,11 @@ export interface FileStoreIO {
 export interface FileStoreOptions {
   /** fdatasync durable records (default true). false: measure the cost, or tmpfs tests. */
   fsync?: boolean;
-  /** Largest journal file read (default 1 GiB): a larger one is `JournalError('too_large')`. */
+  /** Largest journal file read (default 1 GiB, DEFAULT_MAX_JOURNAL_BYTES): a larger one is `JournalError('too_large')`. */
   maxBytes?: number;
   /** Replace the write/fsync calls (fault injection in tests). */
   io?: FileStoreIO;
 }
-
-export const DEFAULT_MAX_JOURNAL_BYTES = 1024 ** 3;
 
 const REAL_IO: FileStoreIO = {
   writeSync: (fd, buf, offset, length) => fs.writeSync(fd, buf, offset, length),

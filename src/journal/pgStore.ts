@@ -22,6 +22,9 @@
  *   (survives a client crash, may be lost with the server's power).
  * - Records must continue the turn's sequence (`n` = the number already stored): a gap or a
  *   duplicate is rejected with `JournalError('corrupt')` and nothing of that append is written.
+ * - `read` refuses a journal over `maxBytes` (default 1 GiB) with `JournalError('too_large')`
+ *   before fetching a row, measured as the file store measures its file (each record's JSON + 10
+ *   bytes), so the same journal is within the limit on both stores or on neither.
  * - `lease` is one atomic upsert: of any number of workers racing for a turn, exactly one gets a
  *   live lease; an expired lease can be taken over, and so can one whose holder ran on this host
  *   and is gone (src/journal/lease.ts). Lease times are the database server's clock.
@@ -32,10 +35,10 @@
  *   is yours: give it `pool.on('error', …)`.)
  * Nothing here logs record contents.
  */
-import { checkRecordDepth } from './codec';
+import { checkRecordDepth, LINE_OVERHEAD } from './codec';
 import { holderIsDead, hostIdentity } from './lease';
 import { JournalError, type JournalRecord, isJournalRecord, toJournalError } from './records';
-import type { AppendOptions, JournalLease, JournalListing, JournalRead, JournalStore } from './store';
+import { type AppendOptions, DEFAULT_MAX_JOURNAL_BYTES, type JournalLease, type JournalListing, type JournalRead, type JournalStore } from './store';
 
 /** The part of a `pg` result this store reads. */
 interface PgResult {
@@ -75,6 +78,11 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** For the pool this store creates: give up on a query after this many ms (default 30000). */
   queryTimeoutMs?: number;
+  /**
+   * Largest journal read (default 1 GiB, DEFAULT_MAX_JOURNAL_BYTES), counted as its file-store
+   * size: each record's JSON plus 10 bytes. A larger one is `JournalError('too_large')`.
+   */
+  maxBytes?: number;
 }
 
 interface PoolConfig {
@@ -110,6 +118,7 @@ export class PostgresJournalStore implements JournalStore {
     private readonly pool: PgPoolLike,
     private readonly ownsPool: boolean,
     prefix: string,
+    private readonly maxBytes: number,
   ) {
     this.journal = `${prefix}journal`;
     this.leaseTable = `${prefix}lease`;
@@ -117,7 +126,9 @@ export class PostgresJournalStore implements JournalStore {
 
   static async connect(opts: PostgresStoreOptions = {}): Promise<PostgresJournalStore> {
     const prefix = opts.tablePrefix ?? 'sluice_';
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new JournalError(`invalid table prefix ${JSON.stringify(prefix)}`, 'io');
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new JournalError(`invalid table prefix ${JSON.stringify(prefix)}`, 'config');
+    const maxBytes = opts.maxBytes ?? DEFAULT_MAX_JOURNAL_BYTES;
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new JournalError(`maxBytes must be a whole number of bytes (got ${String(opts.maxBytes)})`, 'config');
     let pool = opts.pool;
     if (!pool) {
       pool = new (await loadPg()).Pool({
@@ -129,7 +140,7 @@ export class PostgresJournalStore implements JournalStore {
       // An idle connection the server dropped: the pool discards it; the next query reconnects.
       pool.on?.('error', () => undefined);
     }
-    const store = new PostgresJournalStore(pool, opts.pool === undefined, prefix);
+    const store = new PostgresJournalStore(pool, opts.pool === undefined, prefix, maxBytes);
     try {
       if (opts.createTables !== false) await store.createTables();
     } catch (err) {
@@ -219,11 +230,18 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async read(turn: string): Promise<JournalRead> {
-    const { rows } = await this.q(`read ${turn}`, `SELECT body FROM ${this.journal} WHERE turn = $1 ORDER BY n`, [turn]);
+    const what = `read ${turn}`;
+    // The size first, so that a journal over the limit is never fetched into memory.
+    const size = await this.q(what, `SELECT coalesce(sum(octet_length(body) + ${LINE_OVERHEAD}), 0)::bigint AS bytes FROM ${this.journal} WHERE turn = $1`, [turn]);
+    this.checkSize(turn, Number(size.rows[0]?.bytes ?? 0));
+    const { rows } = await this.q(what, `SELECT body FROM ${this.journal} WHERE turn = $1 ORDER BY n`, [turn]);
     const records: JournalRecord[] = [];
+    let bytes = 0;
     for (const row of rows) {
       let r: unknown;
       const body = String(row.body);
+      bytes += Buffer.byteLength(body) + LINE_OVERHEAD;
+      this.checkSize(turn, bytes); // records appended between the two statements
       checkRecordDepth(body, turn, records.length);
       try {
         r = JSON.parse(body);
@@ -235,6 +253,10 @@ export class PostgresJournalStore implements JournalStore {
       records.push(r);
     }
     return { records, tornBytes: 0 };
+  }
+
+  private checkSize(turn: string, bytes: number): void {
+    if (bytes > this.maxBytes) throw new JournalError(`${turn}: the journal is ${bytes} bytes, over the limit of ${this.maxBytes}`, 'too_large');
   }
 
   async list(): Promise<JournalListing[]> {

@@ -7,6 +7,14 @@
  */
 import type { JournalRecord } from './records';
 
+/**
+ * The default read limit of the stores (1 GiB): a journal larger than its store's `maxBytes` is
+ * refused with `JournalError('too_large')` before it is read. Both stores measure a journal the
+ * same way — its size as a file-store file, each record's JSON plus 10 bytes (CRC, space, newline)
+ * — so one journal is within the limit on both or on neither.
+ */
+export const DEFAULT_MAX_JOURNAL_BYTES = 1024 ** 3;
+
 export interface AppendOptions {
   /** Resolve only once the records survive a crash and a power loss (fsync, a committed transaction). */
   durable: boolean;

@@ -179,6 +179,41 @@ describePg('PostgresJournalStore', () => {
     expect(err).toMatchObject({ name: 'JournalError', code: 'unavailable', retryable: true });
   });
 
+  test('a journal over the read limit is JournalError too_large, measured as its file-store size: the same limit on both stores', async () => {
+    const { FileJournalStore } = await import('../../src/journal/fileStore');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-pg-limit-'));
+    try {
+      seedWorkspace(dir);
+      const journal = await createTurnJournal(store, 'limit');
+      await runTurn({ format: 'openai-chat', stream: chatStream(CRASH_TURN, 0), tools: workspaceTools(dir, { ms: 1 }), journal });
+      const { records } = await store.read('limit');
+      expect(records.length).toBeGreaterThan(5);
+      // The same records in the file store: its file size is the journal's size on both stores.
+      const files = new FileJournalStore(path.join(dir, 'journals'), { fsync: false });
+      await files.append('limit', records, { durable: false });
+      const size = fs.statSync(files.fileOf('limit')).size;
+      const stores = async (maxBytes: number) => [
+        await PostgresJournalStore.connect({ connectionString: URL, tablePrefix: prefix, maxBytes }),
+        new FileJournalStore(files.dir, { maxBytes }),
+      ];
+      for (const s of await stores(size)) {
+        expect((await s.read('limit')).records).toEqual(records);
+        await s.close();
+      }
+      for (const s of await stores(size - 1)) {
+        const err = await s.read('limit').catch((e: unknown) => e);
+        expect(err).toMatchObject({ name: 'JournalError', code: 'too_large', retryable: false });
+        expect((err as Error).message).toBe(`limit: the journal is ${size} bytes, over the limit of ${size - 1}`);
+        // resumeTurn rejects with it too, before it runs anything or takes over the turn.
+        await expect(resumeTurn({ store: s, turn: 'limit', tools: workspaceTools(dir, { ms: 1 }) })).rejects.toMatchObject({ code: 'too_large' });
+        await s.close();
+      }
+      await expect(PostgresJournalStore.connect({ connectionString: URL, tablePrefix: prefix, maxBytes: -1 })).rejects.toMatchObject({ code: 'config' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a bad table prefix is refused with a clear error', async () => {
     await expect(PostgresJournalStore.connect({ connectionString: URL, tablePrefix: 'x; drop' })).rejects.toThrow(/invalid table prefix/);
   });
