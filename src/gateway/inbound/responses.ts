@@ -27,7 +27,7 @@ import { openaiErrorBody } from '../../encode/openaiCommon';
 import { type ResponsesEncodeOptions, ResponsesSseEncoder, toResponsesBody } from '../../encode/responsesSse';
 import { type AssistantBlock, type CanonicalRequest, isObj, type MessageParam, type UserBlock } from '../canonical';
 import { errorTypeToStatus, invalidRequest } from '../errors';
-import { argumentsObject, imageFromUrl, parseEffort, parseOpenAIToolChoice } from './chat';
+import { argumentsObject, imageFromUrl, parseEffort } from './chat';
 import { ResponsesTools } from './responsesTools';
 import type { InboundApi, InboundEncodeOptions } from './types';
 import { Counter, nonEmptyStr, optNumber, str } from './validate';
@@ -191,7 +191,7 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   if (messages.length === 0) throw invalidRequest('input: at least one user or assistant item is required');
   const tools = rt.list.length > 0 || (body.tools !== undefined && body.tools !== null) ? rt.list : undefined;
   const dropped = rt.dropped;
-  const toolChoice = parseOpenAIToolChoice(body.tool_choice, body.parallel_tool_calls, tools);
+  const toolChoice = rt.toolChoice(body.tool_choice, body.parallel_tool_calls);
   let maxTokens = 0;
   const mt = body.max_output_tokens;
   if (mt !== undefined && mt !== null) {

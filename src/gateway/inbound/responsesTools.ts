@@ -27,9 +27,9 @@
  * `custom_tool_call` / `custom_tool_call_output` history items map to that call and its result.
  */
 import { createHash } from 'node:crypto';
-import { isObj, type ToolParam } from '../canonical';
+import { isObj, type ToolChoice, type ToolParam } from '../canonical';
 import { invalidRequest } from '../errors';
-import { parseFunctionTools } from './chat';
+import { parseFunctionTools, parseOpenAIToolChoice } from './chat';
 import { Counter, nonEmptyStr } from './validate';
 
 /** How the client knows a tool the backend sees under a flat name. */
@@ -83,6 +83,13 @@ export class ClientToolNames {
     const flat = this.unique(name);
     this.refs.set(flat, { kind: 'custom', name });
     return flat;
+  }
+
+  /** The flat name of a member, a custom tool or the tool search already known (never minted). */
+  find(want: ClientToolRef): string | undefined {
+    if (want.kind === 'namespace') return this.byMember.get(`${want.namespace}\u0000${want.name}`);
+    for (const [flat, r] of this.refs) if (r.kind === want.kind && (r.kind !== 'custom' || want.kind !== 'custom' || r.name === want.name)) return flat;
+    return undefined;
   }
 
   /** The flat name of the client-executed tool search. */
@@ -139,6 +146,59 @@ export class ResponsesTools {
     });
     for (const f of parseFunctionTools(plain, this.count, 'flat') ?? []) this.addPlain(f);
     for (const g of groups) this.addGroup(g.t, g.at);
+  }
+
+  /**
+   * The request's `tool_choice`, naming the tool the backend knows (call after the input is read:
+   * a `tool_search_output` adds tools). Besides "auto" / "none" / "required" and
+   * `{type: "function", name}` of a plain function it takes a namespace member as
+   * `{type: "function", namespace, name}` or by its qualified name `{type: "function", name:
+   * "<namespace>.<name>"}` (what the OpenAI Agents SDK sends), `{type: "custom", name}` and
+   * `{type: "tool_search"}` (the client tool search): each becomes the member's flat backend
+   * name. Anything that names no offered tool is a 400 that says which tool and why.
+   */
+  toolChoice(v: unknown, parallel: unknown): ToolChoice | undefined {
+    const tools = this.list.length > 0 ? this.list : undefined;
+    // The Chat spelling {type: "function", function: {name}} is accepted here too.
+    if (isObj(v) && v.type === 'function' && isObj(v.function) && v.name === undefined) v = { ...v, name: v.function.name };
+    if (!isObj(v) || (v.type === 'function' && typeof v.namespace !== 'string' && this.list.some((t) => t.name === v.name))) return parseOpenAIToolChoice(v, parallel, tools);
+    const flat = this.chosen(v);
+    return parseOpenAIToolChoice({ type: 'function', name: flat }, parallel, tools);
+  }
+
+  /** The flat name a tool_choice object names (400 when it names no offered tool). */
+  private chosen(v: Record<string, unknown>): string {
+    const offered = (flat: string | undefined, what: string): string => {
+      if (flat === undefined || !this.list.some((t) => t.name === flat)) throw invalidRequest(`tool_choice: no ${what} in tools`);
+      return flat;
+    };
+    const type = String(v.type);
+    if (type === 'function') {
+      const name = nonEmptyStr(v.name, 'tool_choice.name');
+      if (v.namespace !== undefined && v.namespace !== null) {
+        const namespace = nonEmptyStr(v.namespace, 'tool_choice.namespace');
+        return offered(this.names.find({ kind: 'namespace', namespace, name }), `function ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`);
+      }
+      const dot = name.lastIndexOf('.');
+      if (dot > 0 && dot < name.length - 1) {
+        const ref: ClientToolRef = { kind: 'namespace', namespace: name.slice(0, dot), name: name.slice(dot + 1) };
+        return offered(this.names.find(ref), `function ${JSON.stringify(ref.name)} in namespace ${JSON.stringify(ref.namespace)}`);
+      }
+      throw invalidRequest(`tool_choice: no tool named ${JSON.stringify(name)} in tools (name a namespace member as {"type": "function", "namespace": …, "name": …} or "<namespace>.<name>")`);
+    }
+    if (type === 'custom') {
+      const name = nonEmptyStr(v.name, 'tool_choice.name');
+      return offered(this.names.find({ kind: 'custom', name }), `custom tool named ${JSON.stringify(name)}`);
+    }
+    if (type === 'tool_search') {
+      if (this.dropped.includes('tool_search') && this.names.find({ kind: 'tool_search' }) === undefined)
+        throw invalidRequest('tool_choice: {"type": "tool_search"} names the server-executed tool search, which this gateway leaves out (no backend behind it can run it); offer {"type": "tool_search", "execution": "client"} instead');
+      return offered(this.names.find({ kind: 'tool_search' }), 'client tool_search ({"type": "tool_search", "execution": "client"})');
+    }
+    if (type === 'namespace') throw invalidRequest('tool_choice: a namespace cannot be forced as a whole; name one of its functions as {"type": "function", "namespace": …, "name": …}');
+    if (HOSTED_TOOL_TYPES.has(type) || this.dropped.includes(type))
+      throw invalidRequest(`tool_choice: {"type": ${JSON.stringify(type)}} names a provider-hosted tool, which this gateway leaves out (no backend behind it can run it)`);
+    throw invalidRequest('tool_choice: must be "auto", "none", "required", {"type": "function", "name"} (with "namespace" for a namespace member), {"type": "custom", "name"} or {"type": "tool_search"}');
   }
 
   /** The tools a `tool_search_output` loaded (namespaces or functions); returns their flat names. */
