@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../nodeCrypto';
 import type { OutputEvent } from '../release/output';
 import type { FinishReason, StreamErrorInfo } from '../wire/events';
 import { UsageCounter } from './openaiCommon';
@@ -113,7 +113,7 @@ function randomChars(alphabet: string, count: number): string {
   const limit = 256 - (256 % alphabet.length);
   let out = '';
   while (out.length < count) {
-    const bytes = randomBytes(count * 2);
+    const bytes = nodeCrypto().randomBytes(count * 2);
     for (let i = 0; i < bytes.length && out.length < count; i++) {
       if (bytes[i] < limit) out += alphabet[bytes[i] % alphabet.length];
     }

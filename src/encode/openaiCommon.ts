@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../nodeCrypto';
 import type { FinishReason, Usage } from '../wire/events';
 
 /**
@@ -12,7 +12,7 @@ export function randomId(prefix: string, count = 24): string {
   let out = prefix;
   const want = prefix.length + count;
   while (out.length < want) {
-    const bytes = randomBytes(count * 2);
+    const bytes = nodeCrypto().randomBytes(count * 2);
     for (let i = 0; i < bytes.length && out.length < want; i++) if (bytes[i]! < 248) out += BASE62[bytes[i]! % 62];
   }
   return out;

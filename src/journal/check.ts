@@ -19,7 +19,7 @@
  * The first record that fails is refused with its number (`JournalRefusedError`), which carries
  * the results recorded before it: a refused journal never loses the kept results.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { nodeCrypto } from '../nodeCrypto';
 import { DEFAULT_LIMITS } from '../engine/limits';
 import { macSeed, recordMac } from './mac';
 import { JOURNAL_VERSION, JournalError, type JournalRecord } from './records';
@@ -64,7 +64,7 @@ interface CallState {
   result: boolean;
 }
 
-const same = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const same = (a: string, b: string): boolean => a.length === b.length && nodeCrypto().timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** Check a whole journal; throws `JournalRefusedError` at the first record that fails. */
 export function checkJournal(records: readonly JournalRecord[], opts: CheckOptions): void {

@@ -9,7 +9,7 @@
  * turn's journal without the key. (A tail cut off is indistinguishable from a crash and is
  * handled as one.) The key: the `journalKey` option or `SLUICE_JOURNAL_KEY`, at least 16 bytes.
  */
-import { createHmac } from 'node:crypto';
+import { nodeCrypto } from '../nodeCrypto';
 import { JournalError, type JournalRecord } from './records';
 
 export const MIN_KEY_BYTES = 16;
@@ -26,11 +26,11 @@ export function journalKey(option?: string | Buffer, env: NodeJS.ProcessEnv = pr
 
 /** The chain's start for a turn. */
 export function macSeed(key: Buffer, turn: string): string {
-  return createHmac('sha256', key).update(`sluice-journal\0${turn}`).digest('base64url');
+  return nodeCrypto().createHmac('sha256', key).update(`sluice-journal\0${turn}`).digest('base64url');
 }
 
 /** The MAC of `rec` (its `m`, if any, is left out) after `prev`. */
 export function recordMac(key: Buffer, prev: string, rec: JournalRecord): string {
   const { m: _m, ...rest } = rec;
-  return createHmac('sha256', key).update(prev).update('\n').update(JSON.stringify(rest)).digest('base64url');
+  return nodeCrypto().createHmac('sha256', key).update(prev).update('\n').update(JSON.stringify(rest)).digest('base64url');
 }
