@@ -95,12 +95,13 @@ interface PoolConfig {
 /**
  * Load `pg` lazily: it is an optional peer dependency, needed only for this store. A dynamic
  * import (works from the ESM and CommonJS builds) of a computed name, so bundlers leave it to be
- * resolved at run time instead of requiring it at build time.
+ * resolved at run time instead of requiring it at build time (the comments keep webpack and Vite
+ * from replacing it with an empty module context, which would never find an installed pg).
  */
 async function loadPg(): Promise<{ Pool: new (cfg: PoolConfig) => PgPoolLike }> {
   const name = 'pg';
   try {
-    const mod = (await import(name)) as { Pool?: new (cfg: PoolConfig) => PgPoolLike; default?: { Pool: new (cfg: PoolConfig) => PgPoolLike } };
+    const mod = (await import(/* webpackIgnore: true */ /* @vite-ignore */ name)) as { Pool?: new (cfg: PoolConfig) => PgPoolLike; default?: { Pool: new (cfg: PoolConfig) => PgPoolLike } };
     const Pool = mod.Pool ?? mod.default?.Pool;
     if (typeof Pool !== 'function') throw new Error('no Pool');
     return { Pool };
