@@ -33,6 +33,21 @@ export const ENTRIES = {
   trace: 'src/entries/trace',
 };
 
+/**
+ * Internal entries: built beside the package entries (dist/esm/<name>.mjs, dist/cjs/<name>.cjs),
+ * never exported. A worker thread's script is one: the module that starts it finds it next to
+ * itself (src/gateway/worker/pool.ts `locateWorker`, through `SLUICE_MODULE_URL` in the ESM build
+ * and `__filename` in CommonJS). An entry whose source is not there is skipped.
+ */
+export const INTERNAL_ENTRIES = {
+  bodyWorker: 'src/gateway/worker/bodyWorker',
+};
+
+function allEntries() {
+  const internal = Object.entries(INTERNAL_ENTRIES).filter(([, src]) => fs.existsSync(path.join(root, `${src}.ts`)));
+  return { ...ENTRIES, ...Object.fromEntries(internal) };
+}
+
 export function buildCjs() {
   const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
   const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
@@ -43,9 +58,24 @@ export async function buildEsm() {
   const esbuild = require(require.resolve('esbuild', { paths: [root] }));
   const outdir = path.join(root, 'dist', 'esm');
   fs.rmSync(outdir, { recursive: true, force: true });
-  await esbuild.build({
+  const internal = new Set(Object.values(INTERNAL_ENTRIES).map((src) => path.join(root, `${src}.ts`)));
+  const result = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, src]) => [name, `${src}.ts`])),
+    entryPoints: Object.fromEntries(Object.entries(allEntries()).map(([name, src]) => [name, `${src}.ts`])),
+    metafile: true,
+    plugins: [
+      {
+        // An internal entry is a script (imports, no exports). Under "type": "commonjs" esbuild
+        // takes such a file for CommonJS and wraps it and every module it imports in lazy-init
+        // functions, in the shared chunks too; `export {}` keeps it an ES module.
+        name: 'internal-entries-are-esm',
+        setup(b) {
+          b.onLoad({ filter: /\.ts$/ }, (args) =>
+            internal.has(args.path) ? { contents: `${fs.readFileSync(args.path, 'utf8')}\nexport {};\n`, loader: 'ts' } : undefined,
+          );
+        },
+      },
+    ],
     outdir,
     bundle: true,
     splitting: true,
@@ -59,7 +89,12 @@ export async function buildEsm() {
     packages: 'external',
     logLevel: 'warning',
     legalComments: 'none',
+    // A module's own URL where code needs its path (CommonJS has __filename; Rollup turns this
+    // into the .cjs file's URL in dist/cjs).
+    define: { SLUICE_MODULE_URL: 'import.meta.url' },
   });
+  const cjs = Object.entries(result.metafile.inputs).filter(([file, v]) => v.format === 'cjs' && !file.includes('node_modules/'));
+  if (cjs.length > 0) throw new Error(`build: ${cjs.map(([f]) => f).join(', ')} bundled as CommonJS (a module with imports but no exports? add \`export {};\`)`);
   // esbuild's code splitting adds bare `import "./chunks/x.mjs"` lines to keep module evaluation
   // order. The package declares "sideEffects": false, so a consumer's bundler drops them anyway
   // (esbuild warns about each one it drops); drop them here so Node and bundlers load the same.
@@ -90,7 +125,7 @@ async function buildCjsEntries(esmDir) {
   const outDir = path.join(root, 'dist', 'cjs');
   fs.rmSync(outDir, { recursive: true, force: true });
   const bundle = await rollup({
-    input: Object.fromEntries(Object.keys(ENTRIES).map((name) => [name, path.join(esmDir, `${name}.mjs`)])),
+    input: Object.fromEntries(Object.keys(allEntries()).map((name) => [name, path.join(esmDir, `${name}.mjs`)])),
     external: (id) => !id.startsWith('.') && !path.isAbsolute(id),
     onwarn: (w) => {
       // An import the ESM build keeps for an external package it then tree-shook is harmless.
