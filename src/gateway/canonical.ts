@@ -116,7 +116,7 @@ export function estimateInputTokens(req: Pick<CanonicalRequest, 'contentChars' |
 
 
 /** True when the client asked for at most one tool call (SPEC §5.5). */
-export function singleToolRequested(req: CanonicalRequest): boolean {
+export function singleToolRequested(req: Pick<CanonicalRequest, 'tool_choice'>): boolean {
   return req.tool_choice?.disable_parallel_tool_use === true;
 }
 
@@ -166,6 +166,11 @@ export function parseModelMap(spec: string): ModelMapping['rules'] {
 function globToRegExp(pattern: string): RegExp {
   const escaped = pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
   return new RegExp(`^${escaped.join('.*')}$`);
+}
+
+/** True when a model-map pattern (`*` = any run of characters) matches the client's model. */
+export function patternMatches(pattern: string, clientModel: string): boolean {
+  return globToRegExp(pattern).test(clientModel);
 }
 
 export function mapModel(mapping: ModelMapping, clientModel: string): string {

@@ -8,7 +8,7 @@
  * the canonical request (canonical.ts) and the canonical event stream (src/wire/events.ts).
  *
  * Routes: `POST /v1/messages` (+ `/v1/messages/count_tokens`, an estimate), `POST /v1/responses`,
- * `POST /v1/chat/completions`, `GET /v1/models` (upstream/models.ts), `GET|HEAD /health`,
+ * `POST /v1/chat/completions`, `GET /v1/models` and `/v1/models/{id}` (upstream/models.ts), `GET|HEAD /health`,
  * `/healthz`, `/`. Query strings are ignored (Claude Code sends `?beta=true`). Errors answered
  * before a response is committed use the route's API error shape (Anthropic for /v1/messages and unknown routes, OpenAI for the other two).
  */
@@ -25,7 +25,8 @@ import { createTextAdapter } from '../parsers/adapter';
 import { createStreamReader, type StreamReader } from '../wire/index';
 import { estimateInputTokens, type ModelMapping, type ToolParam } from './canonical';
 import { GatewayError } from './errors';
-import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, nextTurn, readJsonBody, YIELD_ABOVE_BYTES } from './body';
+import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, readBodyBytes, readJsonBody } from './body';
+import { BodyWorkerPool, type BodyWorkerOptions } from './worker/pool';
 import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
 import type { ExchangeObserver } from './observer';
 import { chatApi } from './inbound/chat';
@@ -40,7 +41,7 @@ import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
 import { REQUEST_LIMIT_DEFAULTS, validateCanonical } from './validate';
 import { UpstreamClient } from './upstream';
 import { upstreamFormatFor } from './upstream/index';
-import { listModels } from './upstream/models';
+import { anthropicPage, findModel, knownModels, toAnthropicModel, toOpenAIModel } from './upstream/models';
 import type { UpstreamFormatName } from './upstream/types';
 
 export { completionToChunk } from './upstream/openaiChat';
@@ -94,6 +95,12 @@ export interface GatewayOptions {
    * the library (the embedder's process, the embedder's policy); `sluice serve` turns it on.
    */
   collectAfterBurst?: boolean;
+  /**
+   * Bodies of at least `aboveBytes` (default 512 KiB) are parsed, validated and translated in a
+   * small pool of worker threads (worker/pool.ts), so one large request never blocks the event
+   * loop; `false`: always on the event loop. docs/limits.md "Memory budget".
+   */
+  bodyWorker?: BodyWorkerOptions | false;
   /** Concurrent model requests (all three APIs); more get 529 overloaded_error. Default 256. */
   maxConcurrent?: number;
   /** Backend TCP connect timeout. Default 10 s. */
@@ -276,6 +283,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     // One validation of the canonical request, whatever the route.
     validate: (creq) => validateCanonical(creq, requestLimits),
   };
+  if (options.bodyWorker !== false)
+    ctx.bodyWorker = new BodyWorkerPool(
+      { upstreamFormat: upstreamFormat.name, models: ctx.models, bodyOptions: ctx.bodyOptions, limits: requestLimits },
+      budget,
+      logger,
+      opts.maxBodyBytes,
+      options.bodyWorker,
+    );
 
   const routes = new Map<string, InboundApi>([
     ['/v1/messages', messagesApi],
@@ -308,6 +323,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     // Metrics label: known routes only (an arbitrary path must not create a time series).
     const route = api || path === '/v1/messages/count_tokens' || path === '/metrics' ? path : 'other';
     let errorType: string | undefined;
+    /** The error shape for a route that is not a model route (the models routes choose theirs). */
+    let errorApi: InboundApi | undefined;
     res.once('close', () => {
       if (route === 'other' && res.statusCode === 200) return; // /health, /livez, /readyz probes
       metrics.request(route, res.writableFinished ? res.statusCode : 499, errorType);
@@ -331,13 +348,31 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         await metrics.serve(res, method === 'HEAD');
         return;
       }
-      if (path === '/v1/models' || path === '/models') {
-        // OpenAI-style clients probe the model list (upstream/models.ts).
+      const modelId = /^\/(?:v1\/)?models(?:\/(.+))?$/.exec(path);
+      if (modelId) {
+        // Clients probe the model list, or one model (upstream/models.ts); Anthropic SDKs (which
+        // send `anthropic-version`) get Anthropic's shapes, everyone else OpenAI's.
+        const anthropic = req.headers['anthropic-version'] !== undefined;
+        errorApi = anthropic ? messagesApi : chatApi;
         if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
         authenticate(auth, req);
         const key = upstream.config.apiKey ?? (ctx.forwardClientKey ? presentedKey(req) : undefined);
-        const list = await listModels({ models: ctx.models, upstreamBase: opts.upstream, format: upstreamFormat, ...(key ? { key } : {}), ...(upstream.config.headers ? { headers: upstream.config.headers } : {}) });
-        sendJson(res, 200, list);
+        const known = await knownModels({ models: ctx.models, upstreamBase: opts.upstream, format: upstreamFormat, ...(key ? { key } : {}), ...(upstream.config.headers ? { headers: upstream.config.headers } : {}) });
+        if (modelId[1] === undefined) {
+          const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+          sendJson(res, 200, anthropic ? anthropicPage(known, query) : { object: 'list', data: known.map(toOpenAIModel) });
+          return;
+        }
+        let id: string;
+        try {
+          id = decodeURIComponent(modelId[1]);
+        } catch {
+          throw new GatewayError(400, 'model id: malformed percent-encoding', 'invalid_request_error');
+        }
+        const m = findModel(known, ctx.models, id);
+        if (m) sendJson(res, 200, anthropic ? toAnthropicModel(m) : toOpenAIModel(m));
+        else if (anthropic) sendJson(res, 404, messagesApi.errorBody('not_found_error', `model: ${id}`));
+        else sendJson(res, 404, { error: { message: `The model ${JSON.stringify(id)} does not exist on this gateway (GET /v1/models lists the models it serves)`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' } });
         return;
       }
       if (path === '/v1/messages/count_tokens') {
@@ -366,7 +401,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       errorType = ge.type;
       if (ge.status === 401) req.resume();
       if (!(err instanceof GatewayError)) logger.error('internal_error', { reqId, path, error: err instanceof Error ? err.name : 'unknown' });
-      sendJson(res, ge.status, (api ?? messagesApi).errorBody(ge.type, ge.message), ge.headers);
+      sendJson(res, ge.status, (api ?? errorApi ?? messagesApi).errorBody(ge.type, ge.message), ge.headers);
       logger.info('request', { reqId, path, status: ge.status, errorType: ge.type, durationMs: ms(performance.now() - t0) });
     }
   }
@@ -393,12 +428,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     // The slot is taken only once the body is in and valid: slow bodies hold a socket (bounded
     // by the body timeout) and their share of the body memory budget, never a slot.
-    const { body, charged } = await readJsonBody(req, bodyLimits, budget);
+    const { bytes: body, charged } = await readBodyBytes(req, bodyLimits, budget);
     let release: (() => void) | undefined;
     const ac = new AbortController();
     try {
-      // A large body was just parsed: let the loop turn before it is translated.
-      if (charged >= YIELD_ABOVE_BYTES) await nextTurn();
       if (closing || drain.draining) throw new GatewayError(503, 'gateway is shutting down', 'overloaded_error');
       release = slots.take();
       if (!release) throw Slots.overloaded(opts.maxConcurrent);
@@ -430,6 +463,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     closed ??= (async () => {
       closing = true;
       budget.stop();
+      void ctx.bodyWorker?.close();
       for (const ac of inflight) ac.abort();
       const done = new Promise<void>((r) => server.close(() => r()));
       for (const s of sockets) s.destroy();

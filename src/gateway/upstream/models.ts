@@ -1,12 +1,20 @@
 /**
- * `GET /v1/models` (OpenAI list shape), which OpenAI-style clients probe before they send a
- * request: the model names the gateway is configured with — literal `--model-map` patterns (a
- * pattern with `*` names no model) and `--model` — then, when the backend answers its own models
- * endpoint within `timeoutMs`, the backend's ids (OpenAI/Anthropic `{data:[{id}]}`, Gemini
- * `{models:[{name:"models/…"}]}`). A backend that is down, slow or answers an error adds nothing
- * (the list is still 200); only ids (strings ≤ 256 characters, at most 1,000) are read from it.
+ * The models routes, which clients probe before they send a request:
+ * - `GET /v1/models` — OpenAI list shape `{object: "list", data: [{id, object: "model", created,
+ *   owned_by}]}`; with an `anthropic-version` header (every Anthropic SDK sends one) Anthropic's
+ *   page `{data: [{type: "model", id, display_name, created_at, …}], has_more, first_id, last_id}`
+ *   with its `limit` (default 20, 1–1000), `after_id` and `before_id` paging.
+ * - `GET /v1/models/{id}` — one entry in the same shape; an id the gateway does not serve is a 404
+ *   in that API's error shape (OpenAI `model_not_found`, Anthropic `not_found_error`).
+ * The names: the literal `--model-map` patterns (a pattern with `*` names no model, but an id it
+ * matches can be retrieved) and `--model`, then, when the backend answers its own models endpoint
+ * within `timeoutMs`, the backend's ids (OpenAI/Anthropic `{data:[{id}]}`, Gemini
+ * `{models:[{name:"models/…"}]}`; a backend's `created` / `created_at` / `display_name` are
+ * kept). A backend that is down, slow or answers an error adds nothing (the list is still 200);
+ * only ids (strings ≤ 256 characters, at most 1,000) and those three fields are read from it.
  */
-import type { ModelMapping } from '../canonical';
+import { type ModelMapping, patternMatches } from '../canonical';
+import { invalidRequest } from '../errors';
 import type { UpstreamFormat } from './types';
 import { endpointUrl } from './url';
 
@@ -20,6 +28,39 @@ export interface ModelEntry {
 export interface ModelList {
   object: 'list';
   data: ModelEntry[];
+}
+
+/** What the gateway knows of one model (both shapes are written from it). */
+export interface KnownModel {
+  id: string;
+  /** `sluice` (configured) or `upstream` (the backend listed it). */
+  owner: 'sluice' | 'upstream';
+  /** Unix seconds (0: unknown). */
+  created: number;
+  displayName?: string;
+}
+
+/** Anthropic's `ModelInfo` (@anthropic-ai/sdk resources/models.d.ts); unknown fields are null. */
+export interface AnthropicModelInfo {
+  type: 'model';
+  id: string;
+  display_name: string;
+  created_at: string;
+  capabilities: null;
+  deprecated_at: null;
+  lifecycle: 'active';
+  line: null;
+  max_input_tokens: null;
+  max_tokens: null;
+  retires_at: null;
+}
+
+/** Anthropic's list page (`Page<ModelInfo>`). */
+export interface AnthropicModelPage {
+  data: AnthropicModelInfo[];
+  has_more: boolean;
+  first_id: string | null;
+  last_id: string | null;
 }
 
 export interface ListModelsOptions {
@@ -37,19 +78,23 @@ export interface ListModelsOptions {
 const MAX_BACKEND_MODELS = 1000;
 const MAX_ID_CHARS = 256;
 
-/** Ids from a backend's models answer (OpenAI, Anthropic or Gemini shape); [] when unreadable. */
-export function backendModelIds(json: unknown): string[] {
+/** Models from a backend's answer (OpenAI, Anthropic or Gemini shape); [] when unreadable. */
+export function backendModels(json: unknown): KnownModel[] {
   if (typeof json !== 'object' || json === null) return [];
   const o = json as Record<string, unknown>;
   const list = Array.isArray(o.data) ? o.data : Array.isArray(o.models) ? o.models : [];
-  const ids: string[] = [];
+  const out: KnownModel[] = [];
   for (const m of list.slice(0, MAX_BACKEND_MODELS)) {
     if (typeof m !== 'object' || m === null) continue;
     const e = m as Record<string, unknown>;
-    const raw = typeof e.id === 'string' ? e.id : typeof e.name === 'string' ? e.name.replace(/^models\//, '') : undefined;
-    if (raw && raw.length <= MAX_ID_CHARS) ids.push(raw);
+    const id = typeof e.id === 'string' ? e.id : typeof e.name === 'string' ? e.name.replace(/^models\//, '') : undefined;
+    if (!id || id.length > MAX_ID_CHARS) continue;
+    const at = typeof e.created_at === 'string' ? Date.parse(e.created_at) : NaN;
+    const created = typeof e.created === 'number' && Number.isSafeInteger(e.created) && e.created >= 0 ? e.created : Number.isFinite(at) && at >= 0 ? Math.floor(at / 1000) : 0;
+    const name = typeof e.display_name === 'string' ? e.display_name : typeof e.displayName === 'string' ? e.displayName : undefined;
+    out.push(name !== undefined && name.length <= MAX_ID_CHARS ? { id, owner: 'upstream', created, displayName: name } : { id, owner: 'upstream', created });
   }
-  return ids;
+  return out;
 }
 
 /** The configured names: literal model-map patterns, then the fallback (`--model`). */
@@ -59,20 +104,78 @@ export function configuredModelIds(models: ModelMapping): string[] {
   return ids;
 }
 
-export async function listModels(o: ListModelsOptions): Promise<ModelList> {
+/** Configured names, then the backend's (first one wins on a repeated id). */
+export async function knownModels(o: ListModelsOptions): Promise<KnownModel[]> {
   const seen = new Set<string>();
-  const data: ModelEntry[] = [];
-  const add = (id: string, owner: string): void => {
-    if (seen.has(id)) return;
-    seen.add(id);
-    data.push({ id, object: 'model', created: 0, owned_by: owner });
+  const out: KnownModel[] = [];
+  const add = (m: KnownModel): void => {
+    if (seen.has(m.id)) return;
+    seen.add(m.id);
+    out.push(m);
   };
-  for (const id of configuredModelIds(o.models)) add(id, 'sluice');
-  for (const id of await fetchBackendIds(o)) add(id, 'upstream');
-  return { object: 'list', data };
+  for (const id of configuredModelIds(o.models)) add({ id, owner: 'sluice', created: 0 });
+  for (const m of await fetchBackendModels(o)) add(m);
+  return out;
 }
 
-async function fetchBackendIds(o: ListModelsOptions): Promise<string[]> {
+export function toOpenAIModel(m: KnownModel): ModelEntry {
+  return { id: m.id, object: 'model', created: m.created, owned_by: m.owner };
+}
+
+export function toAnthropicModel(m: KnownModel): AnthropicModelInfo {
+  return {
+    type: 'model',
+    id: m.id,
+    display_name: m.displayName ?? m.id,
+    // "May be set to an epoch value if the release date is unknown" (ModelInfo.created_at).
+    created_at: new Date(m.created * 1000).toISOString().replace('.000Z', 'Z'),
+    capabilities: null,
+    deprecated_at: null,
+    lifecycle: 'active',
+    line: null,
+    max_input_tokens: null,
+    max_tokens: null,
+    retires_at: null,
+  };
+}
+
+/** Anthropic paging over the list: `limit` (default 20, 1–1000), `after_id`, `before_id`. */
+export function anthropicPage(models: KnownModel[], query: URLSearchParams): AnthropicModelPage {
+  const raw = query.get('limit');
+  const limit = raw === null ? 20 : Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidRequest('limit: expected an integer from 1 to 1000');
+  const after = query.get('after_id');
+  const before = query.get('before_id');
+  let start = 0;
+  let end = models.length;
+  const at = (id: string, name: string): number => {
+    const i = models.findIndex((m) => m.id === id);
+    if (i < 0) throw invalidRequest(`${name}: no model ${JSON.stringify(id)} in the list`);
+    return i;
+  };
+  if (before !== null) {
+    end = at(before, 'before_id');
+    start = Math.max(0, end - limit);
+  } else {
+    if (after !== null) start = at(after, 'after_id') + 1;
+    end = Math.min(models.length, start + limit);
+  }
+  const data = models.slice(start, end).map(toAnthropicModel);
+  return { data, has_more: before !== null ? start > 0 : end < models.length, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+}
+
+/**
+ * The model a client retrieves by id: one the list names, or (configured, `owned_by: "sluice"`)
+ * one a `*` pattern of the model map matches. `--model` alone does not make every id known.
+ */
+export function findModel(models: KnownModel[], mapping: ModelMapping, id: string): KnownModel | undefined {
+  const listed = models.find((m) => m.id === id);
+  if (listed) return listed;
+  const wild = mapping.rules.some((r) => r.pattern.includes('*') && patternMatches(r.pattern, id));
+  return wild ? { id, owner: 'sluice', created: 0 } : undefined;
+}
+
+async function fetchBackendModels(o: ListModelsOptions): Promise<KnownModel[]> {
   try {
     const res = await fetch(endpointUrl(o.upstreamBase, 'models'), {
       headers: { accept: 'application/json', ...o.headers, ...o.format.authHeaders(o.key) },
@@ -82,7 +185,7 @@ async function fetchBackendIds(o: ListModelsOptions): Promise<string[]> {
       await res.body?.cancel();
       return [];
     }
-    return backendModelIds(await res.json());
+    return backendModels(await res.json());
   } catch {
     return []; // down, slow, not JSON: the configured names still answer
   }
