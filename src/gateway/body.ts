@@ -7,11 +7,12 @@
  *   serialised for the backend; measured, see docs/limits.md) from its first byte until its
  *   request ends. A body that does not fit is refused at once (503 `overloaded_error`,
  *   `retry-after`), before its bytes are read when it declares a `content-length`.
- * - `readJsonBody`: reads the body chunk by chunk into the O(n) `JsonScanner`, which checks the
+ * - `readBodyBytes`: reads the body chunk by chunk into the O(n) `JsonScanner`, which checks the
  *   grammar and the nesting depth as the bytes arrive: an over-deep or invalid body is refused at
  *   the first byte that crosses the line (nothing is parsed, the rest is not read), an over-size
- *   body at the byte that crosses `maxBytes`. Only a complete, valid, shallow-enough body reaches
- *   `JSON.parse`.
+ *   body at the byte that crosses `maxBytes`. Only a complete, valid, shallow-enough body's bytes
+ *   reach the parse stage (exchange/parse.ts: `JSON.parse` inline, or in a body worker for a large
+ *   body, worker/pool.ts). `readJsonBody` parses them at once (small routes: count_tokens).
  */
 import type * as http from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
@@ -19,6 +20,7 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { JsonScanner } from '../args/scanner';
 import { GatewayError, invalidRequest } from './errors';
+import { bodyText } from './worker/translate';
 
 /**
  * Memory one request body costs per byte while its request runs (the raw chunks, the decoded
@@ -39,6 +41,8 @@ export const DEFAULT_BODY_BUDGET_BYTES = 768 * 1024 * 1024;
  */
 export class MemoryBudget {
   private used = 0;
+  /** Reserved outside the bodies (live body workers: worker/pool.ts); not part of the idle test. */
+  private fixed = 0;
   /** Charged bytes since the last collection. */
   private churn = 0;
   private collectTimer: NodeJS.Timeout | undefined;
@@ -62,7 +66,7 @@ export class MemoryBudget {
   /** Charge `bodyBytes`; false (nothing charged) when it does not fit. */
   take(bodyBytes: number): boolean {
     const cost = bodyBytes * this.factor;
-    if (this.used + cost > this.bytes) return false;
+    if (this.used + this.fixed + cost > this.bytes) return false;
     this.used += cost;
     this.churn += cost;
     if (this.collectTimer) {
@@ -76,6 +80,23 @@ export class MemoryBudget {
   give(bodyBytes: number): void {
     this.used = Math.max(0, this.used - bodyBytes * this.factor);
     this.maybeCollect();
+  }
+
+  /** Reserve `bytes` of memory as they are (not a body: no factor); false when they do not fit. */
+  reserve(bytes: number): boolean {
+    if (this.used + this.fixed + bytes > this.bytes) return false;
+    this.fixed += bytes;
+    return true;
+  }
+
+  /** Give back what `reserve(bytes)` took. */
+  release(bytes: number): void {
+    this.fixed = Math.max(0, this.fixed - bytes);
+  }
+
+  /** Reserved by `reserve` (bytes). */
+  get reserved(): number {
+    return this.fixed;
   }
 
   /**
@@ -136,17 +157,18 @@ function fullCollection(): (() => void) | null {
   return gcFn;
 }
 
-/** Bodies at least this large let the event loop turn between their O(n) steps (join, parse, translate, serialise). */
-export const YIELD_ABOVE_BYTES = 1024 * 1024;
-
-/** One turn of the event loop (I/O callbacks, e.g. /health, run first). */
-export const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
-
 export interface BodyLimits {
   /** Largest body in bytes (413 above). */
   maxBytes: number;
   /** Deepest JSON nesting (400 above). */
   maxDepth: number;
+}
+
+/** A complete, checked body and the bytes it charged to the budget (give them back when the request ends). */
+export interface BodyBytes {
+  /** The body's UTF-8 bytes; for a declared `content-length`, a view on a buffer of its own (it can be transferred to a worker). */
+  bytes: Uint8Array;
+  charged: number;
 }
 
 /** A parsed body and the bytes it charged to the budget (give them back when the request ends). */
@@ -156,11 +178,26 @@ export interface ReadBody {
 }
 
 /**
- * Read, check and parse one JSON request body. Rejects with a GatewayError: 400 (invalid JSON,
- * too deep, empty, compressed), 413 (too large), 503 (over the memory budget), 499 (the client
- * left). On rejection nothing stays charged; on success the caller owns `charged`.
+ * Read, check and parse one JSON request body on the event loop (routes with small bodies:
+ * count_tokens). Rejects like `readBodyBytes`; on success the caller owns `charged`.
  */
-export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budget: MemoryBudget): Promise<ReadBody> {
+export async function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budget: MemoryBudget): Promise<ReadBody> {
+  const { bytes, charged } = await readBodyBytes(req, limits, budget);
+  try {
+    return { body: JSON.parse(bodyText(bytes)), charged };
+  } catch {
+    budget.give(charged);
+    throw invalidRequest('request body is not valid JSON');
+  }
+}
+
+/**
+ * Read and check one JSON request body, without parsing it: the bytes go to the parse stage
+ * (exchange/parse.ts), which parses them inline or in a body worker. Rejects with a GatewayError:
+ * 400 (invalid JSON, too deep, empty, compressed), 413 (too large), 503 (over the memory budget),
+ * 499 (the client left). On rejection nothing stays charged; on success the caller owns `charged`.
+ */
+export function readBodyBytes(req: http.IncomingMessage, limits: BodyLimits, budget: MemoryBudget): Promise<BodyBytes> {
   const enc = req.headers['content-encoding'];
   if (enc !== undefined && enc !== 'identity') {
     req.resume();
@@ -181,7 +218,10 @@ export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budg
   return new Promise((resolve, reject) => {
     const decoder = new StringDecoder('utf8');
     const scanner = new JsonScanner();
-    let pieces: string[] = [];
+    // A declared length gets one buffer of its own, filled as chunks arrive; a chunked body's
+    // chunks are joined at the end.
+    let whole: Buffer | undefined = known ? Buffer.allocUnsafeSlow(declared) : undefined;
+    let chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
     const cleanup = (): void => {
@@ -195,7 +235,8 @@ export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budg
     const fail = (err: GatewayError): void => {
       if (settled) return;
       settled = true;
-      pieces = [];
+      whole = undefined;
+      chunks = [];
       budget.give(charged);
       charged = 0;
       cleanup();
@@ -203,7 +244,7 @@ export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budg
       req.on('data', () => undefined);
       reject(req.complete ? err : withClose(err));
     };
-    const take = (text: string): boolean => {
+    const scan = (text: string): boolean => {
       if (text.length === 0) return true;
       scanner.push(text);
       if (scanner.maxNesting > limits.maxDepth) {
@@ -214,42 +255,33 @@ export function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budg
         fail(invalidRequest(`request body is not valid JSON (${scanner.error ?? 'syntax error'} at character ${scanner.errorAt})`));
         return false;
       }
-      pieces.push(text);
       return true;
     };
     const onData = (c: Buffer): void => {
       if (settled) return;
+      const at = size;
       size += c.length;
-      if (size > limits.maxBytes) return fail(tooLarge(limits.maxBytes));
+      if (size > limits.maxBytes || (whole && size > whole.length)) return fail(tooLarge(limits.maxBytes));
       if (!known) {
         if (!budget.take(c.length)) return fail(budget.overBudget());
         charged += c.length;
       }
-      take(decoder.write(c));
-    };
-    const parse = (text: string): void => {
-      pieces = [];
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return fail(invalidRequest('request body is not valid JSON'));
-      }
-      settled = true;
-      cleanup();
-      resolve({ body, charged });
+      if (!scan(decoder.write(c))) return;
+      if (whole) c.copy(whole, at);
+      else chunks.push(c);
     };
     const onEnd = (): void => {
       if (settled) return;
-      if (!take(decoder.end())) return;
+      if (!scan(decoder.end())) return;
       const status = scanner.finish();
       if (status === 'empty') return fail(invalidRequest('request body is empty; expected a JSON object'));
       if (status !== 'closed') return fail(invalidRequest('request body is not valid JSON (it ends before the value is complete)'));
-      const text = pieces.length === 1 ? pieces[0]! : pieces.join('');
-      // A large body is joined in one turn of the loop and parsed in the next: other requests
-      // (and /health) are served between the two O(n) steps.
-      if (size < YIELD_ABOVE_BYTES) parse(text);
-      else setImmediate(() => (settled ? undefined : parse(text)));
+      const bytes = whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
+      whole = undefined;
+      chunks = [];
+      settled = true;
+      cleanup();
+      resolve({ bytes, charged });
     };
     const onGone = (): void => {
       if (settled || req.complete) return;

@@ -39,7 +39,7 @@ export { MALFORMED_KEY, MALFORMED_RAW_KEY, MALFORMED_RAW_MAX, malformedInput } f
 export async function runExchange(
   ctx: ExchangeContext,
   api: InboundApi,
-  body: unknown,
+  body: Uint8Array,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   reqId: string,
@@ -47,7 +47,7 @@ export async function runExchange(
   ac: AbortController,
   path: string,
 ): Promise<void> {
-  const x = parseRequest({ ctx, api, body, req, res, reqId, t0, ac, path });
+  const x = await parseRequest({ ctx, api, body, req, res, reqId, t0, ac, path });
   let end: RequestEnd | undefined;
   let stage = 'invalid_request'; // what a throw from here on is, for the observer
   let unwatch: (() => void) | undefined;

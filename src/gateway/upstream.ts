@@ -51,7 +51,8 @@ export class UpstreamClient {
    * presented).
    */
   open(
-    body: unknown,
+    /** The backend body, already JSON (exchange/parse.ts): text, or its UTF-8 bytes from a body worker. */
+    payload: string | Uint8Array,
     opts: {
       signal: AbortSignal;
       url: URL;
@@ -61,12 +62,11 @@ export class UpstreamClient {
       headers?: Record<string, string>;
     },
   ): Promise<http.IncomingMessage> {
-    // Sent as the string (encoded while written) with its UTF-8 length: no second copy of a large body.
-    const payload = JSON.stringify(body);
+    // Sent as it is (a string is encoded while written) with its UTF-8 length: no second copy of a large body.
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
-      'content-length': String(Buffer.byteLength(payload, 'utf8')),
+      'content-length': String(typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.byteLength),
       ...this.config.headers,
       ...opts.headers,
     };

@@ -9,6 +9,8 @@ import type { CompletionMode } from '../../engine/controller';
 import type { WireFormat } from '../../wire/events';
 import type { StreamReader } from '../../wire/index';
 import type { CanonicalRequest, ModelMapping, ToolParam } from '../canonical';
+import type { BodyWorkerPool } from '../worker/pool';
+import type { RequestHead } from '../worker/translate';
 import type { InboundApi } from '../inbound/types';
 import type { Logger } from '../log';
 import type { GatewayMetrics } from '../metrics';
@@ -52,6 +54,8 @@ export interface ExchangeContext {
   observer?: ExchangeObserver;
   /** Checks every route's canonical request (gateway/validate.ts); throws GatewayError(400). */
   validate?: (creq: CanonicalRequest) => void;
+  /** Large bodies are translated here, off the event loop (worker/pool.ts); absent: always inline. */
+  bodyWorker?: BodyWorkerPool;
 }
 
 /** What the request log line and the observer's end report (counted as events go to the client). */
@@ -77,7 +81,10 @@ export interface Exchange {
   readonly t0: number;
   /** Aborted when the client goes away or the gateway drains before the commit point. */
   readonly ac: AbortController;
-  readonly creq: CanonicalRequest;
+  /** The canonical request without its conversation (worker/translate.ts). */
+  readonly creq: RequestHead;
+  /** The backend body (JSON), from the parse stage until `upstreamRequest` hands it over. */
+  upstreamBody?: string | Uint8Array;
   readonly upstreamModel: string;
   /** Input-token estimate until the backend reports usage. */
   readonly estimate: number;

@@ -13,7 +13,7 @@ import { SHUTDOWN_MESSAGE } from '../shutdown';
 import { clientKey, type Exchange, ms } from './context';
 
 /** The backend's 2xx event-stream (or JSON) response, or the end of a request whose client left. */
-export async function openUpstream(x: Exchange, up: { body: unknown; url: URL }): Promise<http.IncomingMessage | RequestEnd> {
+export async function openUpstream(x: Exchange, up: { body: string | Uint8Array; url: URL }): Promise<http.IncomingMessage | RequestEnd> {
   const { ctx, obs } = x;
   let upRes: http.IncomingMessage;
   try {

@@ -1,19 +1,24 @@
 /**
  * Stage 1, parse: the client's JSON body → the canonical request (the route's inbound module),
- * the backend's model and URL, and the request's observation. A body the route rejects is a
- * GatewayError(400) the router answers; the observer still sees that request start and end.
+ * validated, → the backend's body and URL, and the request's observation. A body of at least the
+ * body worker's threshold is translated in a worker (worker/pool.ts), a smaller one inline: both
+ * run `translateBody` (worker/translate.ts). A body the route rejects is a GatewayError(400) the
+ * router answers; a worker that crashes, runs out of memory or times out is a 500/504 the router
+ * answers too (logged as `body_worker_failed`). The observer sees that request start and end.
  */
 import type * as http from 'node:http';
-import { type CanonicalRequest, estimateInputTokens, mapModel } from '../canonical';
+import { performance } from 'node:perf_hooks';
 import { GatewayError, invalidRequest } from '../errors';
 import type { InboundApi } from '../inbound/types';
 import { NOOP_OBSERVER, type RequestEnd, type RequestInfo } from '../observer';
-import type { Exchange, ExchangeContext } from './context';
+import { errorOf, errorRecord, type Translated, translateBody } from '../worker/translate';
+import { type Exchange, type ExchangeContext, ms } from './context';
 
 export interface Arrival {
   ctx: ExchangeContext;
   api: InboundApi;
-  body: unknown;
+  /** The body's UTF-8 bytes, checked by body.ts (complete JSON, depth, size). */
+  body: Uint8Array;
   req: http.IncomingMessage;
   res: http.ServerResponse;
   reqId: string;
@@ -23,21 +28,18 @@ export interface Arrival {
 }
 
 /** The request as the later stages see it; throws (observed) when the body is not a valid request. */
-export function parseRequest(a: Arrival): Exchange {
+export async function parseRequest(a: Arrival): Promise<Exchange> {
   const { ctx, api, req, res, reqId, t0, ac, path } = a;
   const observer = ctx.observer ?? NOOP_OBSERVER;
-  let creq: CanonicalRequest;
-  try {
-    creq = api.parse(a.body);
-    ctx.validate?.(creq);
-  } catch (err) {
-    const b = (typeof a.body === 'object' && a.body !== null ? a.body : {}) as { model?: unknown; stream?: unknown };
-    const model = typeof b.model === 'string' ? b.model : '';
-    observer.start(requestInfo(a, b.stream === true, model, model)).end(thrownEnd(err, 'invalid_request'));
+  const t = await translate(a);
+  if (!t.ok) {
+    const err = errorOf(t.error);
+    if (t.error.internal) ctx.logger.error('internal_error', { reqId, path, error: t.error.internal });
+    observer.start(requestInfo(a, t.stream, t.model, t.upstreamModel ?? t.model)).end(thrownEnd(err, 'invalid_request'));
     throw err;
   }
-  const upstreamModel = mapModel(ctx.models, creq.model);
-  const obs = observer.start(requestInfo(a, creq.stream, creq.model, upstreamModel));
+  const { head, upstreamModel } = t;
+  const obs = observer.start(requestInfo(a, head.stream, head.model, upstreamModel));
   const x: Exchange = {
     ctx,
     api,
@@ -46,25 +48,49 @@ export function parseRequest(a: Arrival): Exchange {
     reqId,
     t0,
     ac,
-    creq,
+    creq: head,
     upstreamModel,
-    estimate: estimateInputTokens(creq),
+    estimate: t.estimate,
     obs,
-    logBase: { reqId, path, stream: creq.stream, model: creq.model, upstreamModel, messages: creq.messages.length, tools: creq.tools?.length ?? 0 },
+    logBase: { reqId, path, stream: head.stream, model: head.model, upstreamModel, messages: head.messageCount, tools: head.tools?.length ?? 0 },
     stats: { toolUses: 0, malformed: 0, warnings: 0 },
     clientGone: false,
     shutdownEnded: false,
+    upstreamBody: t.payload,
   };
   return x;
 }
 
+/** The body translated in a worker (large bodies, when one can run here) or inline. */
+async function translate(a: Arrival): Promise<Translated<string | Uint8Array>> {
+  const { ctx, api } = a;
+  const pool = ctx.bodyWorker;
+  if (pool && a.body.byteLength >= pool.options.aboveBytes) {
+    const t0 = performance.now();
+    const bodyBytes = a.body.byteLength;
+    const r = await pool.translate(api.name, a.body);
+    if (r.kind === 'done') {
+      ctx.logger.debug('body_worker', { reqId: a.reqId, bodyBytes, ms: ms(performance.now() - t0) });
+      return r.result;
+    }
+    if (r.kind === 'failed') {
+      ctx.logger.error('body_worker_failed', { reqId: a.reqId, path: a.path, failure: r.failure, code: r.code, bodyBytes });
+      return { ok: false, error: errorRecord(r.error), model: '', stream: false };
+    }
+    // 'inline': no worker can run here (the pool logged why once).
+  }
+  return translateBody(a.body, { api, validate: ctx.validate, models: ctx.models, upstreamFormat: ctx.upstreamFormat, bodyOptions: ctx.bodyOptions });
+}
+
 /**
- * The backend request's body and URL (a model name that cannot go into the URL is the client's
- * error); tools the backend cannot take are named in a response header and the log.
+ * The backend request's body (JSON text or bytes, handed over once: the exchange lets go of it)
+ * and URL (a model name that cannot go into the URL is the client's error); tools the backend
+ * cannot take are named in a response header and the log.
  */
-export function upstreamRequest(x: Exchange): { body: unknown; url: URL } {
+export function upstreamRequest(x: Exchange): { body: string | Uint8Array; url: URL } {
   const { ctx, creq, upstreamModel } = x;
-  const body = ctx.upstreamFormat.body(creq, { ...ctx.bodyOptions, model: upstreamModel });
+  const body = x.upstreamBody ?? '';
+  x.upstreamBody = undefined;
   let url: URL;
   try {
     url = ctx.upstreamFormat.url(ctx.upstreamBase, upstreamModel);

@@ -1,0 +1,315 @@
+/**
+ * A small pool of body workers (bodyWorker.ts): a request body of at least `aboveBytes` is parsed,
+ * validated and translated to the backend's body off the event loop, so one large request never
+ * blocks the gateway (issue 18 item 2). Workers start when the first large body arrives, at most
+ * `workers` of them, and exit after `idleMs` without a job; jobs wait in order for a free worker.
+ *
+ * The body's bytes are transferred in (no copy) and the backend body's bytes come back the same
+ * way, with the request's small head (translate.ts). Each live worker reserves `WORKER_RESERVE_BYTES`
+ * of the gateway's MemoryBudget (the body itself is already charged by body.ts) and runs under V8
+ * `resourceLimits` sized for the largest body.
+ *
+ * Outcomes (`PoolResult`): `done` (the translation, or the request's own 400); `failed` — the worker
+ * crashed (500 `api_error`), ran out of memory (500) or took longer than `timeoutMs` (504
+ * `timeout_error`, the worker is replaced) — a GatewayError the route answers in its own shape;
+ * `inline` — no worker can run here (its file is missing in this build, it failed to load, or the
+ * budget has no room for one): the caller translates on the event loop. The pool logs why, once
+ * per cause (`body_worker_unavailable`, `body_worker_skipped`), never silently.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { ModelMapping } from '../canonical';
+import { GatewayError } from '../errors';
+import type { Logger } from '../log';
+import type { InboundApi } from '../inbound/types';
+import type { UpstreamBodyOptions, UpstreamFormatName } from '../upstream/types';
+import type { RequestLimits } from '../validate';
+import type { MemoryBudget } from '../body';
+import type { Translated } from './translate';
+
+export interface BodyWorkerOptions {
+  /** Bodies of at least this many bytes are translated in a worker. Default 512 KiB. */
+  aboveBytes?: number;
+  /** Workers at most. Default 2. */
+  workers?: number;
+  /** One translation may take this long (ms); then the client gets 504 and the worker is replaced. Default 60 s. */
+  timeoutMs?: number;
+  /** A worker without a job exits after this long (ms). Default 5 s. */
+  idleMs?: number;
+}
+
+export const BODY_WORKER_DEFAULTS: Required<BodyWorkerOptions> = { aboveBytes: 512 * 1024, workers: 2, timeoutMs: 60_000, idleMs: 5_000 };
+
+/** Budget reserved per live worker: its own heap and code (measured: docs/limits.md). */
+export const WORKER_RESERVE_BYTES = 32 * 1024 * 1024;
+
+/** What every job of a gateway shares (sent once, as `workerData`). */
+export interface WorkerSetup {
+  upstreamFormat: UpstreamFormatName;
+  models: ModelMapping;
+  bodyOptions: Omit<UpstreamBodyOptions, 'model'>;
+  limits: RequestLimits;
+}
+
+export interface JobIn {
+  id: number;
+  api: InboundApi['name'];
+  bytes: Uint8Array;
+}
+
+export interface JobOut {
+  id: number;
+  result: Translated<Uint8Array>;
+}
+
+export type WorkerFailure = 'exit' | 'oom' | 'error' | 'timeout' | 'closed';
+
+export type PoolResult =
+  | { kind: 'done'; result: Translated<Uint8Array> }
+  | { kind: 'failed'; failure: WorkerFailure; error: GatewayError; code?: string | number }
+  | { kind: 'inline' };
+
+interface Job {
+  id: number;
+  api: InboundApi['name'];
+  bytes: Uint8Array;
+  resolve(r: PoolResult): void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  job?: Job;
+  timer?: NodeJS.Timeout;
+  failed?: boolean;
+}
+
+/** Set in the ESM build (scripts/build.mjs, esbuild `define`) to `import.meta.url`; CommonJS has `__filename`. */
+declare const SLUICE_MODULE_URL: string | undefined;
+
+/** Where bodyWorker lives next to this module in the build that is running, or why it cannot run. */
+export function locateWorker(): { file: string; source: boolean } | { reason: string } {
+  const here = typeof __filename === 'string' ? __filename : typeof SLUICE_MODULE_URL === 'string' ? fileURLToPath(SLUICE_MODULE_URL) : undefined;
+  if (here === undefined) return { reason: 'this build gives the gateway no module path (neither __filename nor import.meta.url)' };
+  const ext = path.extname(here);
+  const dir = path.dirname(here);
+  // Sources and dist/src: beside this file; dist/esm and dist/cjs: an entry beside the chunk, or one up.
+  for (const file of [path.join(dir, `bodyWorker${ext}`), path.join(dir, '..', `bodyWorker${ext}`)]) {
+    if (fs.existsSync(file)) return { file, source: ext === '.ts' };
+  }
+  return { reason: `bodyWorker${ext} is not next to ${path.basename(here)} in this build` };
+}
+
+export class BodyWorkerPool {
+  readonly options: Required<BodyWorkerOptions>;
+  private readonly slots = new Set<Slot>();
+  private readonly queue: Job[] = [];
+  private nextId = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** Why no worker can run here (then every job is `inline`). */
+  private unavailable: string | undefined;
+  private budgetNoted = false;
+  private closed = false;
+  private readonly heapMb: number;
+
+  constructor(
+    private readonly setup: WorkerSetup,
+    private readonly budget: MemoryBudget,
+    private readonly logger: Logger,
+    maxBodyBytes: number,
+    options: BodyWorkerOptions = {},
+    private readonly where: () => ReturnType<typeof locateWorker> = locateWorker,
+  ) {
+    this.options = { ...BODY_WORKER_DEFAULTS, ...options };
+    // The largest body's working set (what the budget charges for it) plus the worker's own code.
+    this.heapMb = Math.ceil((maxBodyBytes * budget.factor) / 1048576) + 64;
+  }
+
+  /** Why no worker can run (undefined while workers can). */
+  get unavailableReason(): string | undefined {
+    return this.unavailable;
+  }
+
+  /** Workers alive now. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Translate in a worker. The bytes are transferred (unusable here afterwards) unless the result is `inline`. */
+  translate(api: InboundApi['name'], bytes: Uint8Array): Promise<PoolResult> {
+    if (this.closed) return Promise.resolve(closedResult());
+    if (this.unavailable !== undefined) return Promise.resolve({ kind: 'inline' });
+    return new Promise((resolve) => {
+      this.queue.push({ id: ++this.nextId, api, bytes, resolve });
+      this.pump();
+    });
+  }
+
+  /** Stop every worker; queued and running jobs end as `failed` (`closed`). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    for (const j of this.queue.splice(0)) j.resolve(closedResult());
+    const exits: Promise<number>[] = [];
+    for (const s of this.slots) {
+      this.settle(s, closedResult());
+      exits.push(s.worker.terminate());
+    }
+    await Promise.allSettled(exits);
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let free: Slot | undefined;
+      for (const s of this.slots) if (s.ready && !s.job && !s.failed) free = s;
+      if (free) {
+        this.dispatch(free, this.queue.shift()!);
+        continue;
+      }
+      const starting = [...this.slots].filter((s) => !s.ready).length;
+      if (this.slots.size >= this.options.workers || starting >= this.queue.length) return;
+      if (!this.start()) return;
+    }
+    this.armIdle();
+  }
+
+  /** Start one worker; false when none can start (the queue then runs inline or waits). */
+  private start(): boolean {
+    const at = this.where();
+    if ('reason' in at) {
+      this.giveUp(at.reason);
+      return false;
+    }
+    if (!this.budget.reserve(WORKER_RESERVE_BYTES)) {
+      if (this.slots.size > 0) return false; // a running worker takes the job when it is free
+      if (!this.budgetNoted) this.logger.warn('body_worker_skipped', { reason: 'memory budget', reserveBytes: WORKER_RESERVE_BYTES });
+      this.budgetNoted = true;
+      for (const j of this.queue.splice(0)) j.resolve({ kind: 'inline' });
+      return false;
+    }
+    let worker: Worker;
+    try {
+      worker = at.source ? sourceWorker(at.file, this.setup, this.heapMb) : new Worker(at.file, workerOptions(this.setup, this.heapMb));
+    } catch (err) {
+      this.budget.release(WORKER_RESERVE_BYTES);
+      this.giveUp(`the worker could not start (${err instanceof Error ? err.name : 'unknown'})`);
+      return false;
+    }
+    worker.unref();
+    const slot: Slot = { worker, ready: false };
+    this.slots.add(slot);
+    worker.on('message', (m: JobOut | { ready: true }) => {
+      if ('ready' in m) {
+        slot.ready = true;
+        return this.pump();
+      }
+      if (slot.job?.id !== m.id) return;
+      this.settle(slot, { kind: 'done', result: m.result });
+      this.pump();
+    });
+    worker.on('error', (err: Error & { code?: string }) => {
+      if (!slot.ready) return this.giveUp(`the worker failed to load (${err.name}${err.code ? ` ${err.code}` : ''})`);
+      const oom = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      slot.failed = true;
+      this.settle(slot, failed(oom ? 'oom' : 'error', oom ? `the body worker ran out of memory (limit ${this.heapMb} MiB)` : `the body worker failed (${err.name})`, err.code ?? err.name));
+    });
+    worker.on('messageerror', () => {
+      slot.failed = true;
+      this.settle(slot, failed('error', 'the body worker sent an unreadable answer', 'messageerror'));
+      void worker.terminate();
+    });
+    worker.on('exit', (code) => {
+      this.slots.delete(slot);
+      this.budget.release(WORKER_RESERVE_BYTES);
+      if (!slot.ready && this.unavailable === undefined) this.giveUp(`the worker exited while loading (code ${code})`);
+      this.settle(slot, failed('exit', `the body worker exited (code ${code})`, code));
+      if (!this.closed) this.pump();
+    });
+    return true;
+  }
+
+  private dispatch(slot: Slot, job: Job): void {
+    slot.job = job;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    slot.timer = setTimeout(() => {
+      slot.failed = true;
+      this.settle(slot, { kind: 'failed', failure: 'timeout', error: timeoutError(this.options.timeoutMs), code: this.options.timeoutMs });
+      void slot.worker.terminate();
+    }, this.options.timeoutMs);
+    const msg: JobIn = { id: job.id, api: job.api, bytes: job.bytes };
+    // The bytes move to the worker (no copy); a view on part of a buffer is copied out first.
+    const bytes = job.bytes;
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    if (!whole) msg.bytes = bytes.slice();
+    job.bytes = new Uint8Array(0);
+    slot.worker.postMessage(msg, [msg.bytes.buffer as ArrayBuffer]);
+  }
+
+  /** End the slot's job (if any) with `r`. */
+  private settle(slot: Slot, r: PoolResult): void {
+    const job = slot.job;
+    if (!job) return;
+    slot.job = undefined;
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = undefined;
+    job.resolve(r);
+  }
+
+  /** No worker can run here: say so once, and run every waiting job inline. */
+  private giveUp(reason: string): void {
+    if (this.unavailable === undefined) {
+      this.unavailable = reason;
+      this.logger.warn('body_worker_unavailable', { reason, fallback: 'inline' });
+    }
+    for (const j of this.queue.splice(0)) j.resolve({ kind: 'inline' });
+  }
+
+  /** Idle workers exit after `idleMs` without a job (their heaps go back to the system). */
+  private armIdle(): void {
+    if (this.idleTimer || this.closed) return;
+    if ([...this.slots].some((s) => s.job || !s.ready)) return;
+    if (this.slots.size === 0) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      for (const s of this.slots) if (!s.job) void s.worker.terminate();
+    }, this.options.idleMs);
+    this.idleTimer.unref();
+  }
+}
+
+function failed(failure: WorkerFailure, message: string, code: string | number): PoolResult {
+  return { kind: 'failed', failure, error: new GatewayError(500, `request body translation failed: ${message}`, 'api_error'), code };
+}
+
+function timeoutError(ms: number): GatewayError {
+  return new GatewayError(504, `request body translation took longer than ${ms} ms`, 'timeout_error');
+}
+
+function closedResult(): PoolResult {
+  return { kind: 'failed', failure: 'closed', error: new GatewayError(503, 'gateway is shutting down', 'overloaded_error') };
+}
+
+function workerOptions(setup: WorkerSetup, heapMb: number): ConstructorParameters<typeof Worker>[1] {
+  // `env` as this module sees it (the default is the thread's own; a test sandbox may have another).
+  return { workerData: setup, env: process.env, resourceLimits: { maxOldGenerationSizeMb: heapMb } };
+}
+
+/**
+ * The worker from the TypeScript sources (ts-jest, ts-node: development only): bodyWorker.ts and
+ * what it imports bundled once per process with esbuild (a devDependency; ~1 s), run as the
+ * worker's code. Much faster to start than compiling each module in the worker, and the worker's
+ * heap holds no compiler.
+ */
+let sourceBundle: string | undefined;
+function sourceWorker(file: string, setup: WorkerSetup, heapMb: number): Worker {
+  if (sourceBundle === undefined) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- development-only tool, loaded only when running from sources
+    const esbuild = require('esbuild') as typeof import('esbuild');
+    const out = esbuild.buildSync({ entryPoints: [file], bundle: true, platform: 'node', format: 'cjs', target: 'node20', write: false, logLevel: 'silent' });
+    sourceBundle = out.outputFiles[0]!.text;
+  }
+  return new Worker(sourceBundle, { ...workerOptions(setup, heapMb), eval: true });
+}
