@@ -39,6 +39,7 @@
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
+import { skim } from './skim';
 
 const enum Kind {
   Text,
@@ -141,6 +142,59 @@ export class AnthropicAdapter extends BaseAdapter {
 
   protected override onEnd(out: EventSink): void {
     this.checkUnclosed(out);
+  }
+
+  /**
+   * Fast path (skim.ts): `content_block_delta` with a `text_delta` for an open text block or a
+   * `thinking_delta` for an open thinking block, read in place. Everything else is parsed.
+   */
+  protected override onRaw(data: string, out: EventSink): boolean {
+    const k = skim.reset(data);
+    if (!k.open()) return false;
+    let index = -1;
+    let kind = -1; // delta.type: Kind.Text for text_delta, Kind.Thinking for thinking_delta
+    let text: string | undefined;
+    let thinking: string | undefined;
+    let deltas = 0;
+    for (;;) {
+      if (!k.key()) return false;
+      if (k.is('type')) {
+        if (!k.str() || !k.is('content_block_delta')) return false;
+      } else if (k.is('index')) {
+        if ((index = k.index()) < 0) return false;
+      } else if (k.is('delta')) {
+        if (deltas++ > 0 || !k.open()) return false;
+        for (;;) {
+          if (!k.key()) return false;
+          if (k.is('type')) {
+            if (!k.str()) return false;
+            if (k.is('text_delta')) kind = Kind.Text;
+            else if (k.is('thinking_delta')) kind = Kind.Thinking;
+            else return false;
+          } else if (k.is('text')) {
+            if (!k.str()) return false;
+            text = k.value();
+          } else if (k.is('thinking')) {
+            if (!k.str()) return false;
+            thinking = k.value();
+          } else if (!k.skip(2)) return false;
+          if (!k.next()) break;
+        }
+        if (k.bad) return false;
+      } else if (!k.skip(1)) return false;
+      if (!k.next()) break;
+    }
+    if (k.bad || !k.atEnd() || index < 0 || deltas === 0) return false;
+    const block = this.blocks[index];
+    if (block === undefined || block.kind !== kind) return false;
+    if (kind === Kind.Text) {
+      if (text === undefined) return false;
+      if (text.length > 0) out.push({ type: 'text.delta', text });
+      return true;
+    }
+    if (kind !== Kind.Thinking || thinking === undefined) return false;
+    if (thinking.length > 0) out.push({ type: 'thinking.delta', text: thinking });
+    return true;
   }
 
   /** Blocks left open at message_stop / end of stream: no completion evidence for their calls. */

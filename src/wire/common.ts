@@ -155,6 +155,20 @@ export abstract class BaseAdapter implements Adapter {
     out.push({ type: 'stream.end' });
   }
 
+  /**
+   * The reader's fast path (src/wire/skim.ts): handle one SSE `data:` string without `JSON.parse`
+   * when it is a payload the adapter reads in place (a plain text/thinking delta). False: not
+   * handled and nothing emitted — the reader parses it and calls `pushInto`.
+   */
+  pushRaw(data: string, out: EventSink): boolean {
+    return !this.ended && this.onRaw(data, out);
+  }
+
+  /** See `pushRaw`. Must emit exactly what `JSON.parse` + `onPayload` would, or return false having emitted nothing. */
+  protected onRaw(_data: string, _out: EventSink): boolean {
+    return false;
+  }
+
   /** Arrays of payloads are unpacked (Gemini's non-SSE stream is a JSON array). */
   protected acceptsArrays = false;
 
@@ -182,6 +196,8 @@ export abstract class BaseAdapter implements Adapter {
 /** Adapters built on BaseAdapter expose `pushInto`/`endInto`; others only `push`/`end`. */
 export interface FastAdapter extends Adapter {
   pushInto(payload: unknown, out: EventSink): void;
+  /** Optional fast path for one SSE data string (BaseAdapter.pushRaw). */
+  pushRaw?(data: string, out: EventSink): boolean;
   endInto(out: EventSink): void;
 }
 

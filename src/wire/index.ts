@@ -121,6 +121,7 @@ export interface StreamReader {
 export function createStreamReader(format: WireFormat, options: StreamReaderOptions = {}): StreamReader {
   const adapter = options.adapter ?? createAdapter(format, options);
   const fast = isFastAdapter(adapter) ? adapter : undefined;
+  const raw = typeof fast?.pushRaw === 'function' ? fast : undefined;
   // The events of the current write()/end() call: the decoder's callbacks append to it.
   const collector = new EventCollector();
   let cur: EventSink = collector;
@@ -144,6 +145,8 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
       push('[DONE]');
       return;
     }
+    // Fast path (src/wire/skim.ts): a plain text/thinking delta is read in place, no JSON.parse.
+    if (raw !== undefined && !mismatched && (check === undefined || check.done) && raw.pushRaw!(data, cur)) return;
     let payload: unknown;
     try {
       payload = JSON.parse(data);

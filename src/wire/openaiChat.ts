@@ -35,6 +35,7 @@
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
+import { skim } from './skim';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -134,6 +135,71 @@ export class OpenAIChatAdapter extends BaseAdapter {
     else if (isObj(p.x_groq) && isObj(p.x_groq.usage)) usage = chatUsage(p.x_groq.usage);
     if (usage !== undefined) out.push({ type: 'usage', usage });
     if (finish !== undefined) out.push({ type: 'finish', reason: mapChatFinishReason(finish), raw: finish });
+  }
+
+  /**
+   * Fast path (skim.ts), after the first chunk: one choice 0 whose delta carries only text and/or
+   * reasoning (strings or null; `tool_calls`/`function_call` null or absent), `finish_reason` null
+   * or absent, `usage` null or absent. Other fields are validated and skipped. Not for dialects
+   * (Dynamo reads more fields); everything else is parsed.
+   */
+  protected override onRaw(data: string, out: EventSink): boolean {
+    if (!this.started || this.format !== 'openai-chat') return false;
+    const k = skim.reset(data);
+    if (!k.open()) return false;
+    let choices = 0;
+    let deltas = 0;
+    let content: string | undefined;
+    let rc: string | undefined; // reasoning_content
+    let rs: string | undefined; // reasoning
+    for (;;) {
+      if (!k.key()) return false;
+      if (k.is('choices')) {
+        if (choices++ > 0 || !k.eat(91) || !k.open()) return false;
+        for (;;) {
+          if (!k.key()) return false;
+          if (k.is('index')) {
+            if (k.index() !== 0) return false;
+          } else if (k.is('delta')) {
+            if (deltas++ > 0 || !k.open()) return false;
+            for (;;) {
+              if (!k.key()) return false;
+              if (k.is('content')) {
+                if (k.nul()) content = undefined;
+                else if (k.str()) content = k.value();
+                else return false;
+              } else if (k.is('reasoning_content')) {
+                if (k.nul()) rc = undefined;
+                else if (k.str()) rc = k.value();
+                else return false;
+              } else if (k.is('reasoning')) {
+                if (k.nul()) rs = undefined;
+                else if (k.str()) rs = k.value();
+                else return false;
+              } else if (k.is('tool_calls') || k.is('function_call')) {
+                if (!k.nul()) return false;
+              } else if (!k.skip(3)) return false;
+              if (!k.next()) break;
+            }
+            if (k.bad) return false;
+          } else if (k.is('finish_reason')) {
+            if (!k.nul()) return false;
+          } else if (!k.skip(2)) return false;
+          if (!k.next()) break;
+        }
+        if (k.bad || !k.eat(93)) return false;
+      } else if (k.is('usage')) {
+        if (!k.nul()) return false;
+      } else if (k.is('error') || k.is('x_groq')) {
+        return false;
+      } else if (!k.skip(1)) return false;
+      if (!k.next()) break;
+    }
+    if (k.bad || !k.atEnd() || deltas === 0) return false;
+    const r = rc ?? rs;
+    if (r !== undefined && r.length > 0) out.push({ type: 'thinking.delta', text: r });
+    if (content !== undefined && content.length > 0) out.push({ type: 'text.delta', text: content });
+    return true;
   }
 
   /** Hooks for dialects (Dynamo): extra fields on a choice / on the chunk. */

@@ -38,6 +38,7 @@
  */
 import { isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
+import { skim } from './skim';
 
 interface ItemState {
   call: number;
@@ -78,6 +79,37 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
   private byOutputIndex = new Map<number, ItemState>();
   private nextCall = 0;
   private errored = false;
+
+  /**
+   * Fast path (skim.ts): output_text / refusal / reasoning text deltas (stateless here), read in
+   * place; an `output_index` must be a plain non-negative integer. Everything else is parsed.
+   */
+  protected override onRaw(data: string, out: EventSink): boolean {
+    const k = skim.reset(data);
+    if (!k.open()) return false;
+    let thinking = false;
+    let typed = false;
+    let delta: string | undefined;
+    for (;;) {
+      if (!k.key()) return false;
+      if (k.is('type')) {
+        if (!k.str()) return false;
+        if (k.is('response.output_text.delta') || k.is('response.refusal.delta')) thinking = false;
+        else if (k.is('response.reasoning_summary_text.delta') || k.is('response.reasoning_text.delta')) thinking = true;
+        else return false;
+        typed = true;
+      } else if (k.is('delta')) {
+        if (!k.str()) return false;
+        delta = k.value();
+      } else if (k.is('output_index')) {
+        if (k.index() < 0) return false;
+      } else if (!k.skip(1)) return false;
+      if (!k.next()) break;
+    }
+    if (k.bad || !k.atEnd() || !typed || delta === undefined) return false;
+    if (delta.length > 0) out.push(thinking ? { type: 'thinking.delta', text: delta } : { type: 'text.delta', text: delta });
+    return true;
+  }
 
   protected onPayload(p: Obj, out: EventSink): void {
     const type = p.type;
