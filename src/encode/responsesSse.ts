@@ -36,9 +36,9 @@ export interface ResponsesEncodeOptions {
    * The client's name for a flattened backend tool (src/gateway/inbound/responsesTools.ts): a
    * namespace member's call is written `function_call {name, namespace}`, a tool search
    * `tool_search_call {execution: "client", arguments}`, a freeform tool's call
-   * `custom_tool_call {name, input}` (Codex's shapes).
+   * `custom_tool_call {name, input}` (with `namespace` for a namespace member; Codex's shapes).
    */
-  clientTool?: (flatName: string) => { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string } | undefined;
+  clientTool?: (flatName: string) => { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string; namespace?: string } | undefined;
 }
 
 type Item = Record<string, unknown> & { type: string; id: string };
@@ -160,7 +160,7 @@ export class ResponsesEventBuilder {
           const input = typeof e.input.input === 'string' ? e.input.input : JSON.stringify(e.input);
           const item: Item =
             ref.kind === 'custom'
-              ? { type: 'custom_tool_call', id: randomId('ctc_'), call_id: randomId('call_'), name: ref.name, input, status: 'completed' }
+              ? { type: 'custom_tool_call', id: randomId('ctc_'), call_id: randomId('call_'), name: ref.name, ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}), input, status: 'completed' }
               : { type: 'tool_search_call', id: randomId('tsc_'), call_id: randomId('call_'), execution: 'client', arguments: e.input, status: 'completed' };
           this.ev(out, { type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress' } });
           this.items.push(item);

@@ -126,6 +126,82 @@ describe('freeform custom tools (Codex apply_patch)', () => {
   });
 });
 
+describe('server-side tool search (OpenAI runs it; no backend here can)', () => {
+  test('{type: "tool_search"} without execution is the server one: left out, named, its deferred tools offered directly', () => {
+    const deferred = { ...WORDBOOK, tools: [{ ...fn('lookup_word'), defer_loading: true }] };
+    const req = parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ type: 'tool_search' }, { ...fn('get_weather'), defer_loading: true }, deferred] });
+    expect(req.droppedTools).toEqual(['tool_search']);
+    expect(req.tools?.map((t) => t.name)).toEqual(['get_weather', 'mcp__wordbook__lookup_word']);
+    expect(req.clientTools?.ref('tool_search')).toBeUndefined();
+  });
+
+  test('history of a search OpenAI ran: the items are left out, the tools they loaded are offered', () => {
+    const req = parseResponsesRequest({
+      model: 'm',
+      tools: [{ type: 'tool_search', execution: 'server' }],
+      input: [
+        { type: 'message', role: 'user', content: 'look it up' },
+        { type: 'tool_search_call', id: 'ts_1', call_id: null, execution: 'server', status: 'completed', arguments: { paths: ['mcp__wordbook'] } },
+        { type: 'tool_search_output', id: 'tso_1', call_id: null, execution: 'server', status: 'completed', tools: [WORDBOOK] },
+        { type: 'function_call', call_id: 'c_1', name: 'lookup_word', namespace: 'mcp__wordbook', arguments: '{"key":"secret"}' },
+        { type: 'function_call_output', call_id: 'c_1', output: 'albatross' },
+      ],
+    });
+    expect(req.tools?.map((t) => t.name)).toEqual(['mcp__wordbook__lookup_word']);
+    expect(req.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look it up' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'c_1', name: 'mcp__wordbook__lookup_word', input: { key: 'secret' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c_1', text: 'albatross', images: [], is_error: false }] },
+    ]);
+  });
+});
+
+describe('custom tools inside a namespace (NamespaceTool.tools: function | custom)', () => {
+  const PATCH = { type: 'custom', name: 'patch', description: 'Edit files.', format: { type: 'grammar', syntax: 'lark', definition: 'start: x' } };
+
+  test('flattened like functions; Codex’s default namespace "functions" keeps bare names; history and tool_choice map', () => {
+    const req = parseResponsesRequest({
+      model: 'm',
+      tools: [
+        { type: 'namespace', name: 'functions', description: 'top-level tools', tools: [fn('exec_command'), { ...PATCH, name: 'apply_patch' }] },
+        { type: 'namespace', name: 'editor', description: 'editing', tools: [PATCH, fn('undo')] },
+      ],
+      tool_choice: { type: 'custom', namespace: 'editor', name: 'patch' },
+      input: [
+        { type: 'message', role: 'user', content: 'fix it' },
+        { type: 'custom_tool_call', call_id: 'p1', name: 'patch', namespace: 'editor', input: '*** Begin Patch\n' },
+        { type: 'custom_tool_call_output', call_id: 'p1', output: 'Done!' },
+      ],
+    });
+    expect(req.tools?.map((t) => t.name)).toEqual(['exec_command', 'apply_patch', 'editor__undo', 'editor__patch']);
+    expect(req.tools?.[3]?.input_schema).toEqual({ type: 'object', properties: { input: { type: 'string', description: 'The raw input text.' } }, required: ['input'] });
+    expect(req.clientTools?.ref('apply_patch')).toEqual({ kind: 'custom', name: 'apply_patch', namespace: 'functions' });
+    expect(req.clientTools?.ref('editor__patch')).toEqual({ kind: 'custom', name: 'patch', namespace: 'editor' });
+    expect(req.clientTools?.ref('exec_command')).toEqual({ kind: 'namespace', name: 'exec_command', namespace: 'functions' });
+    expect(req.tool_choice).toEqual({ type: 'tool', name: 'editor__patch' });
+    expect(req.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'p1', name: 'editor__patch', input: { input: '*** Begin Patch\n' } }] });
+  });
+
+  test('the backend’s call goes back as custom_tool_call {name, namespace, input} (through the gateway)', async () => {
+    const script = [
+      { t: 0, data: chatChunk({ tool: { index: 0, id: 'up_1', name: 'editor__patch', args: JSON.stringify({ input: '*** Begin Patch\n*** End Patch\n' }) } }) },
+      { t: 1, data: chatChunk({ finish: 'tool_calls' }) },
+      { t: 1, data: '[DONE]' },
+    ];
+    const r = await rig({ script });
+    try {
+      const body = { model: 'm', input: 'edit', tools: [{ type: 'namespace', name: 'editor', description: 'editing', tools: [PATCH] }], stream: false };
+      const res = await rawRequest(r.gw.url, { path: '/v1/responses', body: JSON.stringify(body) });
+      expect((res.json as { output: unknown[] }).output).toEqual([
+        expect.objectContaining({ type: 'custom_tool_call', name: 'patch', namespace: 'editor', input: '*** Begin Patch\n*** End Patch\n', status: 'completed' }),
+      ]);
+      expect((r.up.requests[0]!.body as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name)).toEqual(['editor__patch']);
+    } finally {
+      await r.close();
+    }
+  });
+});
+
 describe('mapping back (encode)', () => {
   const names = new ClientToolNames();
   const flat = names.member('mcp__wordbook', 'lookup_word');

@@ -72,6 +72,12 @@ function userParts(v: unknown, where: string, count: Counter): UserBlock[] {
   });
 }
 
+/** A `tool_search_call` / `tool_search_output` of a search the provider ran (not the client). */
+function serverSearch(it: Record<string, unknown>, tools: ResponsesTools): boolean {
+  if (it.execution === 'server') return true;
+  return it.execution === undefined && tools.names.find({ kind: 'tool_search' }) === undefined && tools.dropped.includes('tool_search');
+}
+
 function parseInput(input: unknown, instructions: string | undefined, count: Counter, tools: ResponsesTools): { system?: string; messages: MessageParam[] } {
   const systemParts: string[] = instructions !== undefined && instructions.length > 0 ? [instructions] : [];
   const messages: MessageParam[] = [];
@@ -127,7 +133,9 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
       } else if (type === 'custom_tool_call') {
         const input = str(it.input, `${where}.input`);
         count.chars += input.length;
-        lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name: tools.names.custom(nonEmptyStr(it.name, `${where}.name`)), input: { input } });
+        const member = nonEmptyStr(it.name, `${where}.name`);
+        const name = it.namespace === undefined || it.namespace === null ? tools.names.custom(member) : tools.names.member(nonEmptyStr(it.namespace, `${where}.namespace`), member, 'custom');
+        lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name, input: { input } });
       } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
         const id = nonEmptyStr(it.call_id, `${where}.call_id`);
         let text = '';
@@ -140,6 +148,10 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
         } else throw invalidRequest(`${where}.output: expected a string or an array of content parts`);
         count.chars += text.length;
         addResult({ type: 'tool_result', tool_use_id: id, text, images: images.flatMap((b) => (b.type === 'image' ? [b.source] : [])), is_error: false });
+      } else if ((type === 'tool_search_call' || type === 'tool_search_output') && serverSearch(it, tools)) {
+        // A search OpenAI ran (a conversation begun there): its tools join the list, the items
+        // themselves have no counterpart behind the gateway (no call of an offered tool).
+        if (type === 'tool_search_output') tools.load(it.tools, `${where}.tools`);
       } else if (type === 'tool_search_call') {
         const input = isObj(it.arguments) ? it.arguments : argumentsObject(it.arguments, `${where}.arguments`);
         count.chars += JSON.stringify(input).length;

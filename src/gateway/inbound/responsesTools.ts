@@ -33,7 +33,10 @@ import { parseFunctionTools, parseOpenAIToolChoice } from './chat';
 import { Counter, nonEmptyStr } from './validate';
 
 /** How the client knows a tool the backend sees under a flat name. */
-export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string };
+export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string; namespace?: string };
+
+/** Codex's namespace for top-level tools (`DEFAULT_FUNCTION_NAMESPACE`): its members keep their own names. */
+const DEFAULT_NAMESPACE = 'functions';
 
 /** The one parameter of a freeform custom tool offered as a function. */
 const CUSTOM_INPUT_SCHEMA = { type: 'object', properties: { input: { type: 'string', description: 'The raw input text.' } }, required: ['input'] };
@@ -66,20 +69,23 @@ export class ClientToolNames {
     return this.taken.has(name);
   }
 
-  /** The flat name of a namespace member (the same one for the same member within a request). */
-  member(namespace: string, name: string): string {
+  /**
+   * The flat name of a namespace member (the same one for the same member within a request); a
+   * member of Codex's default namespace `functions` keeps its own name (unless that clashes).
+   */
+  member(namespace: string, name: string, kind: 'function' | 'custom' = 'function'): string {
     const key = `${namespace}\u0000${name}`;
     const known = this.byMember.get(key);
     if (known !== undefined) return known;
-    const flat = this.unique(`${namespace.replace(/_+$/, '')}__${name.replace(/^_+/, '')}`);
+    const flat = this.unique(namespace === DEFAULT_NAMESPACE ? name : `${namespace.replace(/_+$/, '')}__${name.replace(/^_+/, '')}`);
     this.byMember.set(key, flat);
-    this.refs.set(flat, { kind: 'namespace', namespace, name });
+    this.refs.set(flat, kind === 'custom' ? { kind: 'custom', name, namespace } : { kind: 'namespace', namespace, name });
     return flat;
   }
 
   /** The backend name of a freeform custom tool (its own name unless that clashes). */
   custom(name: string): string {
-    for (const [flat, r] of this.refs) if (r.kind === 'custom' && r.name === name) return flat;
+    for (const [flat, r] of this.refs) if (r.kind === 'custom' && r.name === name && r.namespace === undefined) return flat;
     const flat = this.unique(name);
     this.refs.set(flat, { kind: 'custom', name });
     return flat;
@@ -87,8 +93,8 @@ export class ClientToolNames {
 
   /** The flat name of a member, a custom tool or the tool search already known (never minted). */
   find(want: ClientToolRef): string | undefined {
-    if (want.kind === 'namespace') return this.byMember.get(`${want.namespace}\u0000${want.name}`);
-    for (const [flat, r] of this.refs) if (r.kind === want.kind && (r.kind !== 'custom' || want.kind !== 'custom' || r.name === want.name)) return flat;
+    if (want.kind !== 'tool_search' && want.namespace !== undefined) return this.byMember.get(`${want.namespace}\u0000${want.name}`);
+    for (const [flat, r] of this.refs) if (r.kind === want.kind && (r.kind !== 'custom' || (want.kind === 'custom' && r.name === want.name && r.namespace === undefined))) return flat;
     return undefined;
   }
 
@@ -188,6 +194,10 @@ export class ResponsesTools {
     }
     if (type === 'custom') {
       const name = nonEmptyStr(v.name, 'tool_choice.name');
+      if (v.namespace !== undefined && v.namespace !== null) {
+        const namespace = nonEmptyStr(v.namespace, 'tool_choice.namespace');
+        return offered(this.names.find({ kind: 'custom', namespace, name }), `custom tool ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`);
+      }
       return offered(this.names.find({ kind: 'custom', name }), `custom tool named ${JSON.stringify(name)}`);
     }
     if (type === 'tool_search') {
@@ -222,18 +232,13 @@ export class ResponsesTools {
 
   private addGroup(t: Record<string, unknown>, at: string): void {
     if (t.type === 'custom') {
-      const name = nonEmptyStr(t.name, `${at}.name`);
-      const flat = this.names.custom(name);
-      const format = isObj(t.format) ? t.format : undefined;
-      const grammar = format && typeof format.definition === 'string' ? `\n\nThe input follows this ${typeof format.syntax === 'string' ? format.syntax : ''} grammar:\n${format.definition}` : '';
-      const description = `${typeof t.description === 'string' ? t.description : ''}\n\nPass the raw input as the string parameter "input" (not JSON-encoded content).${grammar}`.trim();
-      const tool: ToolParam = { name: flat, description, input_schema: CUSTOM_INPUT_SCHEMA };
-      this.count.chars += flat.length + description.length;
-      this.list.push(tool);
+      this.addCustom(t, this.names.custom(nonEmptyStr(t.name, `${at}.name`)));
       return;
     }
     if (t.type === 'tool_search') {
-      if (t.execution !== undefined && t.execution !== 'client') {
+      // OpenAI runs the search itself unless `execution` says "client" (ToolSearchTool: "server"
+      // is the default); no backend behind the gateway can, so it is left out (docs/gateway.md).
+      if (t.execution !== 'client') {
         this.dropped.push('tool_search');
         return;
       }
@@ -249,9 +254,25 @@ export class ResponsesTools {
     }
     const namespace = nonEmptyStr(t.name, `${at}.name`);
     if (!Array.isArray(t.tools)) throw invalidRequest(`${at}.tools: expected an array of function tools`);
-    for (const f of parseFunctionTools(t.tools, this.count, 'flat') ?? []) {
+    // Members are functions or freeform custom tools (NamespaceTool.tools; Codex's responses-lite
+    // `functions` namespace holds apply_patch).
+    const customs = t.tools.flatMap((m, j) => (isObj(m) && m.type === 'custom' ? [{ m, j }] : []));
+    for (const f of parseFunctionTools(t.tools.filter((m) => !(isObj(m) && m.type === 'custom')), this.count, 'flat') ?? []) {
       const flat = this.names.member(namespace, f.name);
       if (!this.list.some((x) => x.name === flat)) this.list.push({ ...f, name: flat });
     }
+    for (const { m, j } of customs) {
+      const flat = this.names.member(namespace, nonEmptyStr(m.name, `${at}.tools[${j}].name`), 'custom');
+      if (!this.list.some((x) => x.name === flat)) this.addCustom(m, flat);
+    }
+  }
+
+  /** A freeform custom tool as a function with one string parameter `input` (grammar in its description). */
+  private addCustom(t: Record<string, unknown>, flat: string): void {
+    const format = isObj(t.format) ? t.format : undefined;
+    const grammar = format && typeof format.definition === 'string' ? `\n\nThe input follows this ${typeof format.syntax === 'string' ? format.syntax : ''} grammar:\n${format.definition}` : '';
+    const description = `${typeof t.description === 'string' ? t.description : ''}\n\nPass the raw input as the string parameter "input" (not JSON-encoded content).${grammar}`.trim();
+    this.count.chars += flat.length + description.length;
+    this.list.push({ name: flat, description, input_schema: CUSTOM_INPUT_SCHEMA });
   }
 }
