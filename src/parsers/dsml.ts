@@ -98,8 +98,9 @@ export class DsmlParser extends ParamCallParser {
     super(
       {
         family,
-        // GigaChat 3.5's reasoning markup was not checked against a source: none is parsed there.
-        reasoning: mk === DSML ? THINK_TAGS : undefined,
+        // Both write `<think>…</think>`; GigaChat 3.5 (vLLM's gigachat35 reasoning parser: R1
+        // style, the template opens `<think>` in the prompt when `reasoning` is on).
+        reasoning: THINK_TAGS,
         openers: [...mk.sectionOpen, mk.invoke],
         strip: [...mk.sectionClose, mk.invokeClose, mk.paramClose, ...(mk === DSML ? [EOS] : [])],
         plainText: true,

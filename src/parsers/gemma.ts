@@ -8,7 +8,11 @@
  * Arguments: `{key:value,…}` with bare or delimited keys (`{<|"|>3<|"|>:…}`); a value is a
  * delimited string (`<|"|>…<|"|>` / `<escape>…<escape>`), a nested `{…}` or `[…]`, or a bare token
  * (number, true/false/null; anything else is a string). JSON-quoted keys and values (`"x"`), which
- * Gemma 4 writes inside containers, are read as JSON strings. They are converted to JSON as they stream: each key when its `:`
+ * Gemma 4 writes inside containers, are read as JSON strings. A single-quoted value (`pattern:'a, b'`,
+ * also an array item) is a string as written: it ends at a `'` followed (after whitespace) by `,`,
+ * `}`, `]`, the delimiter (dropped) or the closing token; any other `'` is an apostrophe, and a
+ * backslash keeps the next quote in the value (Ollama's and oMLX's repairs). Arguments without commas
+ * between them are read too. Everything is converted to JSON as it streams: each key when its `:`
  * arrives, string values character by character (escaped), bare values when they end.
  * - Identity at `call:NAME{`; `call.complete` at the closing token (`<tool_call|>` /
  *   `<end_function_call>`). Gemma 4 reasoning `<|channel>LABEL\n…<channel|>` → thinking (the
@@ -73,6 +77,10 @@ const C_DONE = 6;
 const C_QKEY = 7; // a key between delimiters (`{<|"|>3<|"|>:…}`)
 const C_JKEY = 8; // a JSON-quoted key (`{"city": …}`)
 const C_JSTR = 9; // a JSON-quoted string value
+const C_SQ = 10; // a single-quoted string value (`pattern:'abc'`)
+
+/** Whitespace looked at after a `'` inside a single-quoted value before it counts as content. */
+const SQ_WS_CAP = 64;
 
 const R_DONE = 1;
 const R_MORE = 2; // needs more input (a delimiter may be cut)
@@ -134,6 +142,11 @@ export class GemmaArgs {
       }
       if (st === C_JSTR || st === C_JKEY) {
         i = this.jsonString(buf, i, end, noStopAt);
+        if (this.result !== 0) return i;
+        continue;
+      }
+      if (st === C_SQ) {
+        i = this.singleQuoted(buf, i, end, noStopAt);
         if (this.result !== 0) return i;
         continue;
       }
@@ -211,6 +224,15 @@ export class GemmaArgs {
         this.acc = '';
         this.esc = false;
         this.state = st === C_VALUE ? C_JSTR : C_JKEY;
+        i++;
+        continue;
+      }
+      if (c === 39 /* ' */ && st === C_VALUE) {
+        // Repair: a single-quoted value (`pattern:':\s*\w+'`), which Gemma 4 writes instead of its
+        // delimiters (Ollama issue 15315, oMLX issue 1830).
+        this.emit('"');
+        this.esc = false;
+        this.state = C_SQ;
         i++;
         continue;
       }
@@ -308,7 +330,11 @@ export class GemmaArgs {
       this.result = R_STOP;
       return stop;
     }
-    if (j >= end) return to;
+    if (j >= end) {
+      // A held high surrogate waits for its pair (returning without R_MORE would spin on it).
+      if (to < end) this.result = R_MORE;
+      return to;
+    }
     if (key) {
       let k = this.acc;
       try {
@@ -327,6 +353,86 @@ export class GemmaArgs {
     return j + 1;
   }
 
+  /**
+   * Inside a single-quoted value: the text is the value as written (escaped for JSON; a backslash
+   * is kept and only stops the next character from closing the value). A `'` closes the value when
+   * what follows it, after whitespace, is `,`, `}`, `]`, the string delimiter (dropped: the model
+   * sometimes writes both) or the call's closing token; any other `'` is an apostrophe in the
+   * value (`'Don't forget'`). The closing token ends an unterminated value (R_STOP, as for JSON
+   * strings). Returns the new position; `result` 0 means the value closed or all input was used.
+   */
+  private singleQuoted(buf: string, i: number, end: number, noStopAt: number): number {
+    const close = this.close;
+    let j = i;
+    let esc = this.esc;
+    let verdict = 0; // 1: the `'` at j closes, resume at `resume`; 2: more input needed at j; 3: closing token at j
+    let resume = 0;
+    for (; j < end; j++) {
+      const ch = buf.charCodeAt(j);
+      if (esc) esc = false;
+      else if (ch === 92 /* \ */) esc = true;
+      else if (ch === 39 /* ' */) {
+        const at = this.sqCloseAt(buf, j + 1, end);
+        if (at === -1) continue;
+        if (at === -2) verdict = 2;
+        else {
+          verdict = 1;
+          resume = at;
+        }
+        break;
+      } else if (ch === 60 /* < */ && close.length > 0 && j !== noStopAt) {
+        const m = prefixAt(buf, j, end, close);
+        if (m === 0) continue;
+        verdict = m === 1 ? 3 : 2;
+        break;
+      }
+    }
+    let to = j;
+    // Never split a surrogate pair across pieces: hold a trailing high surrogate back.
+    if (verdict === 0 && to === end && to > i) {
+      const last = buf.charCodeAt(to - 1);
+      if (last >= 0xd800 && last <= 0xdbff) {
+        to--;
+        esc = false;
+      }
+    }
+    this.esc = esc;
+    if (to > i) this.emit(escapeJsonPiece(buf.slice(i, to)));
+    if (verdict === 0) {
+      if (to < end) this.result = R_MORE; // a held high surrogate waits for its pair
+      return to;
+    }
+    if (verdict === 2) {
+      this.result = R_MORE;
+      return j;
+    }
+    this.emit('"');
+    this.afterValue();
+    if (verdict === 3) {
+      this.result = R_STOP;
+      return j;
+    }
+    return resume;
+  }
+
+  /**
+   * After a `'` in a single-quoted value (from `k`): where parsing resumes when the quote closes the
+   * value (the delimiter after it is skipped), -1 when it is an apostrophe, -2 when undecided yet.
+   */
+  private sqCloseAt(buf: string, k: number, end: number): number {
+    const stop = Math.min(end, k + SQ_WS_CAP);
+    while (k < stop && isWs(buf.charCodeAt(k))) k++;
+    if (k >= end) return -2;
+    const c = buf.charCodeAt(k);
+    if (c === 44 || c === 125 || c === 93) return k;
+    if (c !== 60) return -1;
+    const d = prefixAt(buf, k, end, this.delim);
+    if (d === 1) return k + this.delim.length;
+    const t = this.close.length > 0 ? prefixAt(buf, k, end, this.close) : 0;
+    if (t === 1) return k;
+    return d === 2 || t === 2 ? -2 : -1;
+  }
+
   private afterValue(): void {
     this.state = this.stack[this.stack.length - 1] === 0 ? C_KEY : C_ITEM;
   }
@@ -342,6 +448,12 @@ function escapeCtl(s: string): string {
     run = k + 1;
   }
   return run === 0 ? s : out + s.slice(run);
+}
+
+/** Whether `m` starts at buf[at]: 1 yes, 2 the input ends inside a prefix of it, 0 no. */
+function prefixAt(buf: string, at: number, end: number, m: string): number {
+  if (end - at >= m.length) return buf.startsWith(m, at) ? 1 : 0;
+  return m.startsWith(buf.slice(at, end)) ? 2 : 0;
 }
 
 /** Where a delimiter cut by the end of the input (`buf[from, end)`) begins; `end` when none is. */

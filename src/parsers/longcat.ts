@@ -25,18 +25,23 @@
  * `<longcat_arg_key>`, stripped; whitespace or literal `\n` between a key and its value; keys and
  * values stripped of surrounding whitespace; a value whose schema type is `string` stays the text,
  * any other is `json.loads`, else a Python literal, else the text.) Same engine and rules as glm45
- * (glm.ts), with `trim: 'all'` and Python-literal repairs. Reasoning markup: none (not verified).
+ * (glm.ts), with `trim: 'all'` and Python-literal repairs. Reasoning `<longcat_think>…</longcat_think>` as
+ * LongCat-Flash (vLLM's LongCat reasoning parser covers LongCat models; the template opens the
+ * block in the prompt in thinking mode: `startInReasoning`).
  */
 import { KeyValueCallParser, type KeyValueLayout } from './glm';
 import { JsonBlockParser } from './jsonBlock';
 import type { ParserOptions } from './types';
+
+/** vLLM's LongCat reasoning parser (vllm/reasoning/longcat_reasoning_parser.py), for every LongCat model. */
+const LONGCAT_THINK = { open: '<longcat_think>', close: '</longcat_think>' } as const;
 
 export class LongCatParser extends JsonBlockParser {
   constructor(opts: ParserOptions = {}) {
     super(
       {
         family: 'longcat',
-        reasoning: { open: '<longcat_think>', close: '</longcat_think>' },
+        reasoning: LONGCAT_THINK,
         blocks: [{ open: '<longcat_tool_call>', close: '</longcat_tool_call>', body: 'either' }],
         plainText: true,
       },
@@ -54,6 +59,7 @@ const LONGCAT_LITE_LAYOUT: KeyValueLayout = {
   val: '<longcat_arg_value>',
   valClose: '</longcat_arg_value>',
   strip: [],
+  reasoning: LONGCAT_THINK,
   trim: 'all',
   typing: { python: true },
 };

@@ -15,13 +15,17 @@
  *   `call.complete` at `</steptml:invoke>`; `<｜tool_calls_end｜>` closes the section.
  * Look-alikes: the section tokens are special tokens; `<steptml:invoke name=…>` with a name that is
  * not `[A-Za-z0-9_.:/-]+` is text; a bare `<steptml:invoke …>` without the section is a call.
- * The reasoning markup of Step-3 was not checked against a source: none is parsed here.
+ * Reasoning: `<think>…</think>` (vLLM's `step3` reasoning parser, vllm/reasoning/step3_reasoning_parser.py:
+ * everything before `</think>` is reasoning, i.e. the chat template opens the block in the prompt;
+ * pass `startInReasoning: true` for raw output).
  */
+import { THINK_TAGS } from './core/base';
 import type { ParserOptions } from './types';
 import { XmlParamParser, type XmlParamSpec } from './xmlParams';
 
 const SPEC: XmlParamSpec = {
   family: 'step3',
+  reasoning: THINK_TAGS,
   open: '<｜tool_calls_begin｜>',
   close: '<｜tool_calls_end｜>',
   call: '<steptml:invoke name=',

@@ -84,6 +84,8 @@ const CORPUS: Record<string, Case[]> = {
       name: 'indented code keeps its indentation and its own trailing newline',
       source:
         'vLLM PR 48846 (Qwen3 XML values lost indentation): old_string "    if x:\\n        return 1\\n"',
+      verified:
+        'the value as vLLM PR 48846 and issue 48753 quote it; the markup as the Qwen3-Coder template renders a parameter (\'<parameter=\' + name + \'>\\n\' + value + \'\\n</parameter>\\n\', quoted in Rapid-MLX PR 3419); the new_string is ours',
       family: 'qwen3-coder',
       opts: { tools: [tool('edit', { old_string: { type: 'string' }, new_string: { type: 'string' } })] },
       input:
@@ -226,20 +228,25 @@ const CORPUS: Record<string, Case[]> = {
     },
     {
       name: 'ids without "." and ":" (functionsexec5) map to the given tool',
-      source: 'SGLang PR 21377 (Kimi-K2.5 output "functionsexec5", "functionsexec6")',
+      source: 'SGLang PR 21377 (Kimi-K2.5 output "functionsexec5", "functionsexec6", "functionsexec7")',
       family: 'kimi-k2',
+      verified: 'SGLang PR 21377 description: the response\'s "content" field, JSON-decoded (three calls)',
       opts: { tools: [tool('exec', { command: { type: 'string' } })] },
       input:
-        '<|tool_calls_section_begin|><|tool_call_begin|>functionsexec5<|tool_call_argument_begin|>{"command": "ls -la ~/.claude"}<|tool_call_end|>' +
-        '<|tool_call_begin|>functionsexec6<|tool_call_argument_begin|>{"command": "ls -la ~/.config"}<|tool_call_end|><|tool_calls_section_end|>',
+        '<|tool_calls_section_begin|><|tool_call_begin|>functionsexec5<|tool_call_argument_begin|>{"command": "ls -la ~/.claude 2>/dev/null || echo \\"Not found in ~/.claude\\""}<|tool_call_end|>' +
+        '<|tool_call_begin|>functionsexec6<|tool_call_argument_begin|>{"command": "ls -la ~/.config/claude-code 2>/dev/null || echo \\"Not found in ~/.config/claude-code\\""}<|tool_call_end|>' +
+        '<|tool_call_begin|>functionsexec7<|tool_call_argument_begin|>{"command": "ls -la ~/.claude.json 2>/dev/null || echo \\"Not found\\""}<|tool_call_end|><|tool_calls_section_end|>',
       expected: [
-        ...call(0, 'exec', '{"command": "ls -la ~/.claude"}', 'functionsexec5'),
-        ...call(1, 'exec', '{"command": "ls -la ~/.config"}', 'functionsexec6'),
+        ...call(0, 'exec', '{"command": "ls -la ~/.claude 2>/dev/null || echo \\"Not found in ~/.claude\\""}', 'functionsexec5'),
+        ...call(1, 'exec', '{"command": "ls -la ~/.config/claude-code 2>/dev/null || echo \\"Not found in ~/.config/claude-code\\""}', 'functionsexec6'),
+        ...call(2, 'exec', '{"command": "ls -la ~/.claude.json 2>/dev/null || echo \\"Not found\\""}', 'functionsexec7'),
       ],
     },
     {
       name: 'sanitised id functions_get_weather_1 maps to get_weather',
       source: 'exo issue 2281 (Kimi K2 emits functions_<name>_<n> after clients sanitise ids)',
+      verified:
+        'exo issue 2281: the markup and id of its streaming error message, byte for byte; the issue elides the arguments ({...}), ours are {"city": "Paris"}',
       family: 'kimi-k2',
       opts: { tools: [tool('get_weather', { city: { type: 'string' } })] },
       input:
@@ -263,6 +270,7 @@ const CORPUS: Record<string, Case[]> = {
     {
       name: 'whitespace kept in a string value',
       source: 'vLLM PR 42026 (GLM stripped "    indented code    ")',
+      verified: 'vLLM PR 42026 description: the model output block, byte for byte',
       family: 'glm45',
       opts: { tools: [tool('apply_diff', { string: { type: 'string' } })] },
       input:
@@ -270,15 +278,20 @@ const CORPUS: Record<string, Case[]> = {
       expected: call(0, 'apply_diff', { string: '    indented code    ' }),
     },
     {
-      name: 'backslash-escaped JSON array value',
+      name: 'literal \\n separators and a backslash-escaped JSON array value',
       source: 'SGLang PR 12456 (GLM-4 todo_write with \\" inside <arg_value>)',
       family: 'glm45',
+      verified:
+        'SGLang PR 12456 description: the GLM-4 output block, byte for byte (literal \\n after the name and after </arg_key>, a real newline before </tool_call>)',
       input:
-        '<tool_call>todo_write\n<arg_key>todos</arg_key>\n<arg_value>[{\\"id\\": \\"1\\", \\"task\\": \\"检查后端代码中的硬编码问题\\", \\"status\\": \\"in_progress\\"}, {\\"id\\": \\"2\\", \\"task\\": \\"创建整改建议报告\\", \\"status\\": \\"pending\\"}]</arg_value>\n</tool_call>',
+        String.raw`<tool_call>todo_write\n<arg_key>todos</arg_key>\n<arg_value>[{\"id\": \"1\", \"task\": \"检查后端代码中的硬编码问题\", \"status\": \"in_progress\"}, {\"id\": \"2\", \"task\": \"检查前端代码中的硬编码问题\", \"status\": \"pending\"}, {\"id\": \"3\", \"task\": \"检查违反单一职责的代码\", \"status\": \"pending\"}, {\"id\": \"4\", \"task\": \"创建整改建议报告\", \"status\": \"pending\"}]</arg_value>` +
+        '\n</tool_call>',
       expected: call(0, 'todo_write', {
         todos: [
           { id: '1', task: '检查后端代码中的硬编码问题', status: 'in_progress' },
-          { id: '2', task: '创建整改建议报告', status: 'pending' },
+          { id: '2', task: '检查前端代码中的硬编码问题', status: 'pending' },
+          { id: '3', task: '检查违反单一职责的代码', status: 'pending' },
+          { id: '4', task: '创建整改建议报告', status: 'pending' },
         ],
       }),
     },
@@ -322,29 +335,39 @@ const CORPUS: Record<string, Case[]> = {
     },
   ],
   nemotron: [
-    {
-      name: 'one call in the TOOLCALL array',
-      source: 'Llama-3.3-Nemotron-Super-49B model card, tool-calling output (<TOOLCALL>[…]</TOOLCALL>)',
-      family: 'nemotron',
-      input:
-        '<TOOLCALL>[{"name": "get_current_weather", "arguments": {"location": "Santa Clara, CA"}}]</TOOLCALL>',
-      expected: call(0, 'get_current_weather', '{"location": "Santa Clara, CA"}'),
-    },
-    {
-      name: 'reasoning, then two calls',
-      source: 'Nemotron Nano reasoning-on template (<think>…</think>, then <TOOLCALL>)',
-      family: 'nemotron',
-      input:
-        '<think>Two lookups.</think>\n<TOOLCALL>[{"name": "a", "arguments": {"q": 1}}, {"name": "b", "arguments": {}}]</TOOLCALL>',
-      expected: [thinking('Two lookups.'), text('\n'), ...call(0, 'a', '{"q": 1}'), ...call(1, 'b', '{}')],
-    },
+    // The model cards and templates named before were not in the stored sources; these are the
+    // outputs vLLM's nemotron_json parser tests use (the <TOOLCALL>[…]</TOOLCALL> format the
+    // Nemotron templates declare, e.g. NeMo speechlm2's "If you decide to call any tool(s)" prompt).
     {
       name: 'answer text before the TOOLCALL block',
-      source: 'Nemotron chat template (assistant content, then <TOOLCALL>[…]</TOOLCALL>)',
+      source: 'vLLM tests/tool_parsers/test_nemotron_json_tool_parser.py (test_extract_tool_calls_from_nemotron_array)',
       family: 'nemotron',
+      verified: 'the test\'s model_output, byte for byte',
       input:
-        'Let me look that up.\n<TOOLCALL>[{"name": "search", "arguments": {"query": "Nemotron"}}]</TOOLCALL>',
-      expected: [text('Let me look that up.\n'), ...call(0, 'search', '{"query": "Nemotron"}')],
+        'Let me check that.<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tokyo", "unit": "celsius"}}]</TOOLCALL>',
+      expected: [text('Let me check that.'), ...call(0, 'get_weather', '{"city": "Tokyo", "unit": "celsius"}')],
+    },
+    {
+      name: 'reasoning, then a call (vLLM leaves the think block to the reasoning parser)',
+      source: 'vLLM tests/tool_parsers/test_nemotron_json_tool_parser.py (test_extract_tool_calls_keeps_think_block_as_content)',
+      family: 'nemotron',
+      verified: 'the test\'s model_output, byte for byte',
+      input:
+        '<think>\nI need the weather for Tokyo.\n</think>\n<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]</TOOLCALL>',
+      expected: [
+        thinking('\nI need the weather for Tokyo.\n'),
+        text('\n'),
+        ...call(0, 'get_weather', '{"city": "Tokyo"}'),
+      ],
+    },
+    {
+      name: 'two calls in one array',
+      source: 'vLLM tests/tool_parsers/test_nemotron_json_tool_parser.py (test_streaming_handles_multiple_tool_calls)',
+      family: 'nemotron',
+      verified: 'the test\'s model_output, byte for byte',
+      input:
+        '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Tokyo"}}, {"name": "lookup_timezone", "arguments": {"city": "Tokyo"}}]</TOOLCALL>',
+      expected: [...call(0, 'get_weather', '{"city": "Tokyo"}'), ...call(1, 'lookup_timezone', '{"city": "Tokyo"}')],
     },
   ],
   mistral: [
@@ -365,6 +388,8 @@ const CORPUS: Record<string, Case[]> = {
     {
       name: 'v11 layout, several calls',
       source: 'mlx-lm PR 1448 (Devstral output "get_weather[ARGS]{…}[TOOL_CALLS]get_weather[ARGS]{…}")',
+      verified:
+        'mlx-lm PR 1448 description: the text after the first [TOOL_CALLS] (which the server consumed), byte for byte',
       family: 'devstral',
       input: '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_weather[ARGS]{"city": "Tokyo"}',
       expected: [
@@ -375,6 +400,8 @@ const CORPUS: Record<string, Case[]> = {
     {
       name: 'Magistral reasoning, then a call, then text',
       source: 'Magistral chat template ([THINK]…[/THINK]); mlx-lm PR 1448 (call followed by prose)',
+      verified:
+        'mlx-lm PR 1448 description: the call and the prose after it, byte for byte; the [THINK] block is ours',
       family: 'magistral',
       input:
         '[THINK]Search first.[/THINK][TOOL_CALLS]grep[ARGS]{"pattern": "TODO"}\n\nLet me search for that.',
@@ -405,6 +432,7 @@ const CORPUS: Record<string, Case[]> = {
     {
       name: 'semicolon-separated parallel calls',
       source: 'Dynamo PR 9536 (Llama 3.3 70B: {…};{…} after <|python_tag|>)',
+      verified: 'Dynamo PR 9536 description: the segment after <|python_tag|>, byte for byte',
       family: 'llama3',
       input:
         '<|python_tag|>{"name":"get_weather","arguments":{"location":"NYC"}};{"name":"get_time","arguments":{"timezone":"EST"}}',
@@ -426,6 +454,7 @@ const CORPUS: Record<string, Case[]> = {
       name: 'bare keys, delimited strings and a number',
       source:
         'mlx-lm PR 1105 (Gemma 4 format <|tool_call>call:func_name{key:<|"|>value<|"|>,num:42}<tool_call|>)',
+      verified: 'mlx-lm PR 1105 description, the format line, byte for byte',
       family: 'gemma4',
       input: '<|tool_call>call:func_name{key:<|"|>value<|"|>,num:42}<tool_call|>',
       expected: call(0, 'func_name', { key: 'value', num: 42 }),
@@ -440,6 +469,8 @@ const CORPUS: Record<string, Case[]> = {
     {
       name: 'plain JSON strings inside a container',
       source: 'vLLM issue 51284 (Gemma 4 wrote data_refs:["ds_152a4bfd970b4313"] and opts:{"mode": "fast"})',
+      verified:
+        'vLLM issue 51284: both argument texts verbatim from its "what the model also emits" list; the call name and their combination are ours',
       family: 'gemma4',
       input: '<|tool_call>call:analyze{data_refs:["ds_152a4bfd970b4313"],opts:{"mode": "fast"}}<tool_call|>',
       expected: call(0, 'analyze', { data_refs: ['ds_152a4bfd970b4313'], opts: { mode: 'fast' } }),
@@ -477,17 +508,24 @@ const CORPUS: Record<string, Case[]> = {
       expected: call(0, 'get_current_temperature', { location: 'London' }),
     },
     {
-      name: 'two calls, one block each, with a nested object',
-      source:
-        'FunctionGemma chat template (one <start_function_call>…<end_function_call> block per call, <escape> strings)',
+      // Re-attributed: the chat template does not show two calls; vLLM's test does.
+      name: 'two calls, one block each',
+      source: 'vLLM tests/tool_parsers/test_functiongemma_tool_parser.py (TestExtractToolCalls.test_multiple_tool_calls)',
       family: 'functiongemma',
+      verified: 'the test\'s model_output, byte for byte',
       input:
-        '<start_function_call>call:set_alarm{time:<escape>07:30<escape>,repeat:{days:[<escape>mon<escape>,<escape>tue<escape>]}}<end_function_call>' +
-        '<start_function_call>call:get_weather{city:<escape>São Paulo<escape>}<end_function_call>',
-      expected: [
-        ...call(0, 'set_alarm', { time: '07:30', repeat: { days: ['mon', 'tue'] } }),
-        ...call(1, 'get_weather', { city: 'São Paulo' }),
-      ],
+        '<start_function_call>call:get_weather{location:<escape>London<escape>}<end_function_call>' +
+        '<start_function_call>call:get_time{timezone:<escape>UTC<escape>}<end_function_call>',
+      expected: [...call(0, 'get_weather', { location: 'London' }), ...call(1, 'get_time', { timezone: 'UTC' })],
+    },
+    {
+      name: 'two string arguments (the guide\'s "Scenario B")',
+      source: 'Google AI "FunctionGemma formatting and best practices", Semantic Nuances, Scenario B',
+      family: 'functiongemma',
+      verified: 'the guide text (copy in MishaNyaCopilot/AI-as-a-Backend-research docs/functiongemma/formatting-and-practices.md)',
+      input:
+        '<start_function_call>call:get_current_temperature{location:<escape>Paris<escape>,unit:<escape>celsius<escape>}<end_function_call>',
+      expected: call(0, 'get_current_temperature', { location: 'Paris', unit: 'celsius' }),
     },
   ],
 };

@@ -139,6 +139,14 @@ run('quirk 3: Gemma 4 quoted object keys', [
     expected: call(0, 'run', { action: 'add', data_refs: ['ds_1', 'ds_2'], opts: { mode: 'fa"st\n<b>' } }),
   },
   {
+    // Regression: a UTF-16 split between the halves of a surrogate pair in a JSON-quoted key or
+    // value made the string entry spin forever (the held high surrogate was never waited for).
+    name: 'JSON-quoted key and value holding a non-BMP character (🚀), cut anywhere',
+    family: 'gemma4',
+    input: '<|tool_call>call:run{"k🚀": "fa🚀st", tags:["🚀"]}<tool_call|>',
+    expected: call(0, 'run', { 'k🚀': 'fa🚀st', tags: ['🚀'] }),
+  },
+  {
     name: 'an unterminated JSON-quoted value ends at the closing token (call completed, warning)',
     family: 'gemma4',
     input: '<|tool_call>call:f{q:"abc<tool_call|>Done',
@@ -409,5 +417,103 @@ run('quirk 10: DeepSeek R1 distills: a call section without <｜tool▁call▁be
       ...call(2, 'c', '[]'),
       text('done'),
     ],
+  },
+]);
+
+// #19 "Gemma single-quoted strings": Gemma 4 sometimes writes a value between single quotes
+// instead of its <|"|> delimiters. Sources: Ollama model/parsers/gemma4_test.go
+// (TestParseGemma4ToolCall_RepairsIssue15315Examples, TestRepairGemma4SingleQuotedValues; the grep
+// call is the output quoted in Ollama issue 15315) and oMLX tests (test_issue_1830_exact_format).
+run("quirk 11: Gemma single-quoted values ('…' after a key or as an array item)", [
+  {
+    name: 'Ollama issue 15315: a single-quoted regex with a dangling <|"|> after the closing quote',
+    family: 'gemma4',
+    input: String.raw`<|tool_call>call:grep{include:<|"|>*.py<|"|>,output_mode:<|"|>content<|"|>,path:<|"|>/data/robotics/experiment1<|"|>,pattern:':\s*\w+'<|"|>}<tool_call|>`,
+    expected: call(0, 'grep', {
+      include: '*.py',
+      output_mode: 'content',
+      path: '/data/robotics/experiment1',
+      pattern: String.raw`:\s*\w+`,
+    }),
+  },
+  {
+    name: 'Ollama converts_middle_single_quoted_value: a single-quoted value between delimited ones',
+    family: 'gemma4',
+    input: `<|tool_call>call:grep{include:<|"|>*.py<|"|>,pattern:'abc',path:<|"|>/tmp<|"|>}<tool_call|>`,
+    expected: call(0, 'grep', { include: '*.py', pattern: 'abc', path: '/tmp' }),
+  },
+  {
+    name: "oMLX issue 1830: commas, colons, braces and an apostrophe inside single-quoted values",
+    family: 'gemma4',
+    input:
+      "<|tool_call>call:google:mcp:text_generation:create-pdf-file{filename: 'output.pdf', title: 'Quarterly Report', " +
+      "content: 'Revenue grew 12%, costs fell: margins improved. Don't forget the appendix {tables}.'}<tool_call|>",
+    expected: call(0, 'google:mcp:text_generation:create-pdf-file', {
+      filename: 'output.pdf',
+      title: 'Quarterly Report',
+      content: "Revenue grew 12%, costs fell: margins improved. Don't forget the appendix {tables}.",
+    }),
+  },
+  {
+    // vLLM issue 51284 lists data_refs:['ds_152a4bfd970b4313'] among Gemma 4's emissions.
+    name: "vLLM issue 51284: data_refs:['ds_152a4bfd970b4313'] (a single-quoted array item)",
+    family: 'gemma4',
+    input: "<|tool_call>call:analyze{data_refs:['ds_152a4bfd970b4313']}<tool_call|>",
+    expected: call(0, 'analyze', { data_refs: ['ds_152a4bfd970b4313'] }),
+  },
+  {
+    name: 'array items, whitespace before the closing bracket, double quotes and non-ASCII inside',
+    family: 'gemma4',
+    input: `<|tool_call>call:note{tags:['mlx' , 'swift'  ],title:'Bob's "Ünïcode" note 🚀' }<tool_call|>`,
+    expected: call(0, 'note', { tags: ['mlx', 'swift'], title: 'Bob\'s "Ünïcode" note 🚀' }),
+  },
+  {
+    name: "a backslash keeps the next quote in the value and is kept itself (Ollama's rule)",
+    family: 'gemma4',
+    input: String.raw`<|tool_call>call:say{text:'it\', she said\\',n:1}<tool_call|>`,
+    expected: call(0, 'say', { text: String.raw`it\', she said\\`, n: 1 }),
+  },
+  {
+    name: 'an apostrophe inside a bare value, or not at a value position, is not a quote',
+    family: 'gemma4',
+    input: `<|tool_call>call:f{who:Bob's,why:it's ok}<tool_call|>`,
+    expected: call(0, 'f', { who: "Bob's", why: "it's ok" }),
+  },
+  {
+    name: 'an unterminated single-quoted value ends at the closing token (call completed, warning)',
+    family: 'gemma4',
+    input: `<|tool_call>call:f{q:'abc}<tool_call|>Done`,
+    expected: [...call(0, 'f', '{"q":"abc}"'), text('Done')],
+    warnings: ['parser.malformed_call'],
+  },
+  {
+    name: 'a quote right before the closing token closes the value (the missing } is warned)',
+    family: 'gemma4',
+    input: `<|tool_call>call:f{q:'a'<tool_call|>`,
+    expected: call(0, 'f', '{"q":"a"'),
+    warnings: ['parser.malformed_call'],
+  },
+  {
+    name: 'FunctionGemma: the same rule with <escape> as the delimiter',
+    family: 'functiongemma',
+    input: `<start_function_call>call:grep{pattern:'a, b'<escape>,path:<escape>/tmp<escape>}<end_function_call>`,
+    expected: call(0, 'grep', { pattern: 'a, b', path: '/tmp' }),
+  },
+]);
+
+// Missing commas between arguments: vLLM tests/tool_parsers/test_functiongemma_tool_parser.py
+// (test_streamed_arguments_form_valid_json_with_two_keys) and yzma PR 243 (Gemma 4).
+run('quirk 12: Gemma arguments without commas between them', [
+  {
+    name: 'FunctionGemma city:<escape>NYC<escape>unit:<escape>celsius<escape> (vLLM streaming test)',
+    family: 'functiongemma',
+    input: '<start_function_call>call:get_weather{city:<escape>NYC<escape>unit:<escape>celsius<escape>}<end_function_call>',
+    expected: call(0, 'get_weather', { city: 'NYC', unit: 'celsius' }),
+  },
+  {
+    name: 'Gemma 4 command:<|"|>look<|"|>angle:90 (yzma PR 243)',
+    family: 'gemma4',
+    input: '<|tool_call>call:move{command:<|"|>look<|"|>angle:90}<tool_call|>',
+    expected: call(0, 'move', { command: 'look', angle: 90 }),
   },
 ]);
