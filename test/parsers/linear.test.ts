@@ -91,3 +91,46 @@ describe.each(listFamilies().map((f) => [f.name]))('%s', (family) => {
     expect(anywhere).toBeLessThanOrEqual(1024);
   });
 });
+
+// #19: a Gemma single-quoted value decides at each `'` whether it closes by looking past
+// whitespace (at most 64 characters): apostrophes, quotes followed by spaces and words, and
+// backslashes all through a large value must still cost the same per byte.
+describe('gemma4 single-quoted value', () => {
+  const piece = "Don't stop, it's 'quoted'   text: {x} [y] \\ 日本 🚀\n";
+  const value = (size: number): string => piece.repeat(Math.ceil(size / piece.length));
+  const stream = (v: string): string => `<|tool_call>call:write_file{path:<|"|>out/big.txt<|"|>,content:'${v}'}<tool_call|>`;
+
+  it(`parses a ${SIZES[1]! / 1000} KB single-quoted value in 1–16 byte chunks in linear time`, () => {
+    const inputs = SIZES.map((size) => {
+      const content = value(size);
+      const bytes = new TextEncoder().encode(stream(content));
+      const chunks = chunk(bytes, 7);
+      const r = parse('gemma4', chunks);
+      expect(r.completes).toBe(1);
+      expect((JSON.parse(r.args) as { content: string }).content).toBe(content);
+      return { bytes: bytes.length, chunks };
+    });
+    const ratios: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const perByte = inputs.map(
+        ({ bytes, chunks }) => Math.min(cpu(() => parse('gemma4', chunks)), cpu(() => parse('gemma4', chunks))) / bytes,
+      );
+      ratios.push(perByte[1]! / perByte[0]!);
+      if (ratios[ratios.length - 1]! < 3) break;
+    }
+    expect(Math.min(...ratios)).toBeLessThan(3);
+  });
+
+  it('holds back at most the whitespace look-ahead after a quote', () => {
+    const s = stream(value(20_000));
+    const p = createTextParser('gemma4');
+    const internals = p as unknown as { buf: string; pos: number };
+    let held = 0;
+    for (let at = 0; at < s.length; at += 3) {
+      p.push(s.slice(at, at + 3));
+      held = Math.max(held, internals.buf.length - internals.pos);
+    }
+    p.end();
+    expect(held).toBeLessThan(80);
+  });
+});
