@@ -15,11 +15,11 @@ import { backendModels } from '../../src/gateway/upstream/models';
 import { openaiClient, rawRequest } from './helpers';
 
 /** A backend whose GET /v1/models answers `answer` (status, body); records the auth it saw. */
-async function backend(status: number, body: unknown): Promise<{ url: string; auth: (string | undefined)[]; close: () => Promise<void> }> {
+async function backend(status: number, body: unknown, path = '/v1/models'): Promise<{ url: string; auth: (string | undefined)[]; close: () => Promise<void> }> {
   const auth: (string | undefined)[] = [];
   const srv = http.createServer((req, res) => {
-    auth.push(req.headers.authorization);
-    if (req.method === 'GET' && req.url === '/v1/models') {
+    auth.push(req.headers.authorization ?? req.headers['x-api-key']);
+    if (req.method === 'GET' && req.url === path) {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     } else {
@@ -71,6 +71,22 @@ test('a backend that errors or is down leaves the configured names; POST is a 40
   const down = await rawRequest(gw.url, { method: 'GET', path: '/v1/models' });
   expect(down.status).toBe(200);
   expect(down.json).toEqual({ object: 'list', data: [] });
+});
+
+test('an Anthropic or Gemini backend is asked for one page of everything (limit=1000, pageSize=1000)', async () => {
+  const anth = await backend(200, { data: [{ type: 'model', id: 'claude-opus-4-1', display_name: 'Claude Opus 4.1', created_at: '2025-08-05T00:00:00Z' }], has_more: false }, '/v1/models?limit=1000');
+  const gem = await backend(200, { models: [{ name: 'models/gemini-2.5-pro', displayName: 'Gemini 2.5 Pro' }] }, '/v1beta/models?pageSize=1000');
+  try {
+    gw = await startGateway({ upstream: anth.url, upstreamFormat: 'anthropic', upstreamApiKey: 'ak', logger: new Logger('warn', () => undefined), pingIntervalMs: 0 });
+    expect((await openaiClient(gw.url).models.list()).data).toEqual([{ id: 'claude-opus-4-1', object: 'model', created: 1754352000, owned_by: 'upstream' }]);
+    expect(anth.auth).toEqual(['ak']);
+    await gw.close();
+    gw = await startGateway({ upstream: gem.url.replace(/\/v1$/, '/v1beta'), upstreamFormat: 'gemini', upstreamApiKey: 'gk', logger: new Logger('warn', () => undefined), pingIntervalMs: 0 });
+    expect((await openaiClient(gw.url).models.list()).data.map((m) => m.id)).toEqual(['gemini-2.5-pro']);
+  } finally {
+    await anth.close();
+    await gem.close();
+  }
 });
 
 test('backend list shapes: OpenAI/Anthropic data[].id, Gemini models[].name; created, created_at, display_name kept; junk ignored', () => {

@@ -177,7 +177,11 @@ export function findModel(models: KnownModel[], mapping: ModelMapping, id: strin
 
 async function fetchBackendModels(o: ListModelsOptions): Promise<KnownModel[]> {
   try {
-    const res = await fetch(endpointUrl(o.upstreamBase, 'models'), {
+    const url = endpointUrl(o.upstreamBase, 'models');
+    // Everything in one page: Anthropic pages 20 models by default, Gemini 50.
+    if (o.format.name === 'anthropic') url.searchParams.set('limit', '1000');
+    else if (o.format.name === 'gemini') url.searchParams.set('pageSize', '1000');
+    const res = await fetch(url, {
       headers: { accept: 'application/json', ...o.headers, ...o.format.authHeaders(o.key) },
       signal: AbortSignal.timeout(o.timeoutMs ?? 2000),
     });
