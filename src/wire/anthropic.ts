@@ -39,7 +39,7 @@
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
-import { skim } from './skim';
+import { fromTemplate, skim, type Template, templateOf } from './skim';
 
 const enum Kind {
   Text,
@@ -97,6 +97,8 @@ export class AnthropicAdapter extends BaseAdapter {
   private openBlocks = 0;
   /** Block indices already warned about (unknown delta/stop), per message. */
   private warnedIndices: Set<number> | undefined;
+  /** The last fast-path delta's shape (skim.ts Template) and the block it was for. */
+  private tpl: (Template & { index: number; kind: Kind }) | undefined;
 
   protected onPayload(p: Obj, out: EventSink): void {
     switch (p.type) {
@@ -149,7 +151,19 @@ export class AnthropicAdapter extends BaseAdapter {
    * `thinking_delta` for an open thinking block, read in place. Everything else is parsed.
    */
   protected override onRaw(data: string, out: EventSink): boolean {
+    const tpl = this.tpl;
+    if (tpl !== undefined && this.blocks[tpl.index]?.kind === tpl.kind) {
+      const t = fromTemplate(tpl, data);
+      if (t !== undefined) {
+        if (t.length > 0) out.push(tpl.kind === Kind.Text ? { type: 'text.delta', text: t } : { type: 'thinking.delta', text: t });
+        return true;
+      }
+    }
     const k = skim.reset(data);
+    let textAt = -1;
+    let textEnd = -1;
+    let thinkingAt = -1;
+    let thinkingEnd = -1;
     if (!k.open()) return false;
     let index = -1;
     let kind = -1; // delta.type: Kind.Text for text_delta, Kind.Thinking for thinking_delta
@@ -174,9 +188,13 @@ export class AnthropicAdapter extends BaseAdapter {
           } else if (k.is('text')) {
             if (!k.str()) return false;
             text = k.value();
+            textAt = k.vs;
+            textEnd = k.ve;
           } else if (k.is('thinking')) {
             if (!k.str()) return false;
             thinking = k.value();
+            thinkingAt = k.vs;
+            thinkingEnd = k.ve;
           } else if (!k.skip(2)) return false;
           if (!k.next()) break;
         }
@@ -190,10 +208,12 @@ export class AnthropicAdapter extends BaseAdapter {
     if (kind === Kind.Text) {
       if (text === undefined) return false;
       if (text.length > 0) out.push({ type: 'text.delta', text });
+      this.tpl = { ...templateOf(data, textAt, textEnd), index, kind };
       return true;
     }
     if (kind !== Kind.Thinking || thinking === undefined) return false;
     if (thinking.length > 0) out.push({ type: 'thinking.delta', text: thinking });
+    this.tpl = { ...templateOf(data, thinkingAt, thinkingEnd), index, kind };
     return true;
   }
 

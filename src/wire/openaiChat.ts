@@ -35,7 +35,7 @@
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
-import { skim } from './skim';
+import { fromTemplate, skim, type Template, templateOf } from './skim';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -96,6 +96,8 @@ export class OpenAIChatAdapter extends BaseAdapter {
   private calls: (CallState | undefined)[] = [];
   private lastIndex = -1;
   private idToIndex: Map<string, number> | undefined;
+  /** The last fast-path payload with one delta string (skim.ts Template); `thinking`: that string is reasoning. */
+  private tpl: (Template & { thinking: boolean }) | undefined;
 
   protected onPayload(p: Obj, out: EventSink): void {
     if (!this.started && (typeof p.id === 'string' || typeof p.model === 'string')) {
@@ -145,7 +147,23 @@ export class OpenAIChatAdapter extends BaseAdapter {
    */
   protected override onRaw(data: string, out: EventSink): boolean {
     if (!this.started || this.format !== 'openai-chat') return false;
+    const tpl = this.tpl;
+    if (tpl !== undefined) {
+      const t = fromTemplate(tpl, data);
+      if (t !== undefined) {
+        if (t.length > 0) out.push(tpl.thinking ? { type: 'thinking.delta', text: t } : { type: 'text.delta', text: t });
+        return true;
+      }
+    }
     const k = skim.reset(data);
+    let at = -1; // where the string the events come from starts (content, or the reasoning that counts)
+    let end = -1;
+    let contentAt = -1;
+    let contentEnd = -1;
+    let rcAt = -1;
+    let rcEnd = -1;
+    let rsAt = -1;
+    let rsEnd = -1;
     if (!k.open()) return false;
     let choices = 0;
     let deltas = 0;
@@ -166,15 +184,27 @@ export class OpenAIChatAdapter extends BaseAdapter {
               if (!k.key()) return false;
               if (k.is('content')) {
                 if (k.nul()) content = undefined;
-                else if (k.str()) content = k.value();
+                else if (k.str()) {
+                  content = k.value();
+                  contentAt = k.vs;
+                  contentEnd = k.ve;
+                }
                 else return false;
               } else if (k.is('reasoning_content')) {
                 if (k.nul()) rc = undefined;
-                else if (k.str()) rc = k.value();
+                else if (k.str()) {
+                  rc = k.value();
+                  rcAt = k.vs;
+                  rcEnd = k.ve;
+                }
                 else return false;
               } else if (k.is('reasoning')) {
                 if (k.nul()) rs = undefined;
-                else if (k.str()) rs = k.value();
+                else if (k.str()) {
+                  rs = k.value();
+                  rsAt = k.vs;
+                  rsEnd = k.ve;
+                }
                 else return false;
               } else if (k.is('tool_calls') || k.is('function_call')) {
                 if (!k.nul()) return false;
@@ -199,6 +229,18 @@ export class OpenAIChatAdapter extends BaseAdapter {
     const r = rc ?? rs;
     if (r !== undefined && r.length > 0) out.push({ type: 'thinking.delta', text: r });
     if (content !== undefined && content.length > 0) out.push({ type: 'text.delta', text: content });
+    // One string carries the events: the next payload of the same shape is read from a template.
+    if (content !== undefined && r === undefined) {
+      at = contentAt;
+      end = contentEnd;
+    } else if (content === undefined && rc !== undefined) {
+      at = rcAt;
+      end = rcEnd;
+    } else if (content === undefined && rs !== undefined) {
+      at = rsAt;
+      end = rsEnd;
+    }
+    if (at >= 0) this.tpl = { ...templateOf(data, at, end), thinking: content === undefined };
     return true;
   }
 

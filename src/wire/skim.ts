@@ -241,6 +241,32 @@ export class Skim {
   }
 }
 
+/**
+ * A payload shape seen before: the text up to a delta string's opening quote and after its closing
+ * quote. Token streams repeat the same payload with only that string changed, so the next payload
+ * is `pre + <JSON string> + suf` — the same JSON with one string value replaced — and needs no walk
+ * beyond that string. The adapter keeps the template with the state it checked (e.g. which block).
+ */
+export interface Template {
+  pre: string;
+  suf: string;
+}
+
+/** A template for the string the skim read last (its value position in `data`). */
+export function templateOf(data: string, vs: number, ve: number): Template {
+  return { pre: data.slice(0, vs), suf: data.slice(ve + 1) };
+}
+
+/** `data` is `t.pre + <valid JSON string> + t.suf`: that string's value; else undefined. */
+export function fromTemplate(t: Template, data: string): string | undefined {
+  const p = t.pre.length;
+  if (data.length < p + 1 + t.suf.length || !data.startsWith(t.pre)) return undefined;
+  const k = skim.reset(data);
+  k.i = p - 1; // the opening quote
+  if (!k.str() || k.i + t.suf.length !== data.length || !data.endsWith(t.suf)) return undefined;
+  return k.value();
+}
+
 /** The process's one Skim (see the header: the fast paths are synchronous and never nest). */
 export const skim = new Skim();
 
