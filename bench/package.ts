@@ -4,7 +4,9 @@
  *
  * - bundle: esbuild (ESM, code splitting, minified, platform node) of a program that imports only
  *   `runTurn` from 'sluice' — the entry chunk's bytes (target ≤ 600 KB), and the lazy chunks
- *   (the shell parser) it may load later;
+ *   (the shell parser) it may load later; the same program through Vite (SSR build for Node,
+ *   everything bundled, minified) for comparison (webpack's terser takes a minute on mvdan-sh, so
+ *   it is tested in test/package, not measured here);
  * - cold start: what `require('sluice')` / `import 'sluice'` add to a bare `node` start (target
  *   ≤ 60 ms): fresh processes, interleaved with bare ones, each reporting `performance.now()`
  *   (ms since its own start) and its CPU time after loading; medians of the differences.
@@ -16,6 +18,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as url from 'node:url';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -41,7 +44,10 @@ export interface ColdStartRow {
 }
 
 export interface PackageResult {
+  /** esbuild's (the target's). */
   bundle: BundleRow;
+  /** Other bundlers, same program (undefined when one could not run here: its error). */
+  others: Array<BundleRow | { bundler: string; error: string }>;
   coldStart: ColdStartRow[];
 }
 
@@ -61,7 +67,7 @@ function project(): string {
 function packageOf(input: string): string {
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
   if (m) return m[1]!;
-  return input.includes('dist/esm/') ? 'sluice' : input;
+  return input.includes('dist/esm/') ? 'sluice' : path.basename(input.replace(/\0/g, ''));
 }
 
 async function bundle(dir: string): Promise<BundleRow> {
@@ -114,6 +120,46 @@ async function bundle(dir: string): Promise<BundleRow> {
   };
 }
 
+/**
+ * Vite 8 (Rolldown) of the same program: run in a child process (Vite is ESM-only; the benches
+ * are CommonJS), sizes from its output chunks.
+ */
+function viteBundle(dir: string): BundleRow | { bundler: string; error: string } {
+  const bundler = 'vite (ssr build, noExternal, minify)';
+  const script = `
+const { build } = await import(${JSON.stringify(url.pathToFileURL(path.join(ROOT, 'node_modules/vite/dist/node/index.js')).href)});
+const result = await build({ configFile: false, root: process.cwd(), logLevel: 'silent', ssr: { target: 'node', noExternal: true },
+  build: { ssr: 'app.mjs', outDir: 'out-vite', emptyOutDir: true, minify: true, rollupOptions: { output: { format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' } } } });
+const out = (Array.isArray(result) ? result[0] : result).output.filter((o) => o.type === 'chunk');
+console.log(JSON.stringify(out.map((o) => ({ name: o.fileName, entry: o.isEntry, bytes: Buffer.byteLength(o.code), imports: o.imports,
+  modules: Object.entries(o.modules).map(([id, m]) => [id, m.renderedLength]) }))));`;
+  const built = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (built.status !== 0) return { bundler, error: built.stderr.split('\n')[0]!.slice(0, 200) };
+  const chunks = JSON.parse(built.stdout.trim().split('\n').at(-1)!) as Array<{ name: string; entry: boolean; bytes: number; imports: string[]; modules: Array<[string, number]> }>;
+  const entry = chunks.find((c) => c.entry)!;
+  const byName = new Map(chunks.map((c) => [c.name, c]));
+  const staticNames = new Set<string>();
+  const walk = (c: (typeof chunks)[number]): void => {
+    for (const i of c.imports) {
+      if (!byName.has(i) || staticNames.has(i)) continue;
+      staticNames.add(i);
+      walk(byName.get(i)!);
+    }
+  };
+  walk(entry);
+  const sizes = new Map<string, number>();
+  for (const [id, n] of entry.modules) sizes.set(packageOf(id), (sizes.get(packageOf(id)) ?? 0) + n);
+  const run = spawnSync(process.execPath, [path.join(dir, 'out-vite', entry.name)], { cwd: dir, encoding: 'utf8' });
+  if (run.stdout.trim() !== 'function') return { bundler, error: `the bundle did not run: ${run.stderr.slice(0, 200)}` };
+  return {
+    bundler,
+    entryBytes: entry.bytes,
+    staticBytes: chunks.filter((c) => staticNames.has(c.name)).reduce((a, c) => a + c.bytes, 0),
+    lazyBytes: chunks.filter((c) => c !== entry && !staticNames.has(c.name)).reduce((a, c) => a + c.bytes, 0),
+    topInputs: [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 5),
+  };
+}
+
 const PROBE = 'const c = process.cpuUsage(); console.log(JSON.stringify([performance.now(), (c.user + c.system) / 1000]));';
 const LOADS: Array<[string, string[]]> = [
   ['bare node', ['-e', PROBE]],
@@ -148,7 +194,7 @@ export async function benchPackage(opts: { quick?: boolean } = {}): Promise<Pack
   if (!fs.existsSync(path.join(ROOT, 'dist/esm/index.mjs'))) throw new Error('bench/package: no ESM build (dist/esm): run npm run build');
   const dir = project();
   try {
-    return { bundle: await bundle(dir), coldStart: coldStart(dir, opts.quick ? 7 : 21) };
+    return { bundle: await bundle(dir), others: [viteBundle(dir)], coldStart: coldStart(dir, opts.quick ? 7 : 21) };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -166,11 +212,15 @@ export function packageTargets(r: PackageResult): Array<{ area: string; target: 
 }
 
 export function formatPackage(r: PackageResult): string {
-  const b = r.bundle;
+  const row = (b: PackageResult['others'][number]): string =>
+    'error' in b
+      ? `| ${b.bundler} | — | — | — | could not run: ${b.error} |`
+      : `| ${b.bundler}: \`import { runTurn } from 'sluice'\` | ${kb(b.entryBytes)} | ${kb(b.staticBytes)} | ${kb(b.lazyBytes)} | ${b.topInputs.map(([k, v]) => `${k} ${kb(v)}`).join(', ')} |`;
   const lines = [
-    '| bundle | entry chunk | static chunks | lazy chunks | largest in the entry chunk |',
+    '| bundle | entry chunk | static chunks | lazy chunks | largest in the entry chunk (Vite: bytes before minifying) |',
     '|---|---:|---:|---:|---|',
-    `| ${b.bundler}: \`import { runTurn } from 'sluice'\` | ${kb(b.entryBytes)} | ${kb(b.staticBytes)} | ${kb(b.lazyBytes)} | ${b.topInputs.map(([k, v]) => `${k} ${kb(v)}`).join(', ')} |`,
+    row(r.bundle),
+    ...r.others.map(row),
     '',
     `| load | added wall ms | added CPU ms | runs (bare node start: ${r.coldStart[0] ? r.coldStart[0].bareWallMs.toFixed(1) : '—'} ms) |`,
     '|---|---:|---:|---:|',

@@ -1,9 +1,10 @@
 /**
  * `sluice/gateway`: the HTTP gateway (`sluice serve` as a library), the scripted upstream (a trace
- * served as a real backend, for tests and demos) and the Anthropic SSE encoder. See docs/gateway.md.
+ * served as a real backend, for tests and demos), the encoders, and `loadTextAdapterFactory()` (the
+ * open-model text parsers as `GatewayOptions.textAdapter`, for `text:<family>` backends). See docs/gateway.md.
  */
-export { startGateway } from '../gateway/server';
-export type { GatewayOptions, Gateway } from '../gateway/server';
+export { startGateway, loadTextAdapterFactory } from '../gateway/server';
+export type { GatewayOptions, Gateway, GatewayTextAdapterFactory } from '../gateway/server';
 export type { GatewayMetrics } from '../gateway/metrics';
 export { DEFAULT_DRAIN_MS } from '../gateway/shutdown';
 export { startScriptedUpstream, startTraceBackend, Gate } from '../gateway/scripted';

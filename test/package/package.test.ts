@@ -1,7 +1,9 @@
 /**
  * The package as users get it (issues 10, 19): `npm pack`, the tarball installed into a fresh ESM
- * project and a fresh CommonJS project, bundled there by esbuild (ESM, splitting) and by Rollup
- * (node-resolve + commonjs) and the bundles run a turn, a TypeScript file importing every documented entry point
+ * project and a fresh CommonJS project, bundled there by esbuild (ESM, splitting), Vite (SSR build
+ * for Node) and webpack (target node) — and by Rollup (node-resolve + commonjs) with
+ * SLUICE_BUNDLERS=1 (`npm run test:bundlers`: Rollup's commonjs plugin takes ~3× the CPU of the
+ * other three together on mvdan-sh) — and each bundle runs a turn, a TypeScript file importing every documented entry point
  * type-checked under `moduleResolution: "nodenext"` (both projects) and `"bundler"`, compiled and
  * run; the README's Library example (its code block, with the Anthropic client swapped for a
  * scripted stream) type-checked and run; the --inspect message without the optional peer.
@@ -14,6 +16,7 @@ import { builtinModules } from 'node:module';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as url from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -22,6 +25,8 @@ const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'];
 
 jest.setTimeout(300_000);
+/** Rollup too (npm run test:bundlers); CI runs esbuild, Vite and webpack. */
+const ALL_BUNDLERS = process.env.SLUICE_BUNDLERS === '1';
 
 async function sh(file: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
   try {
@@ -73,7 +78,10 @@ async function* scripted() {
 const CHECK_TS = `import { defineTool, runTurn, TurnController, type RunTurnOptions, type StandardSchemaV1 } from 'sluice';
 import { checkHistory, repairHistory, toOpenAIChatMessages, type HistoryMessage } from 'sluice/history';
 import { createTextParser, listFamilies, registerTextParsers } from 'sluice/parsers';
-import { startGateway, startScriptedUpstream, type GatewayOptions } from 'sluice/gateway';
+import { loadTextAdapterFactory, startGateway, startScriptedUpstream, type GatewayOptions } from 'sluice/gateway';
+import { SseDecoder, type StreamEvent } from 'sluice/wire';
+import { toolCallMachine } from 'sluice/machines';
+import { parseTrace } from 'sluice/trace';
 import { z } from 'zod';
 
 const schema: StandardSchemaV1<{ q: string }> = z.object({ q: z.string() });
@@ -81,9 +89,15 @@ const search = defineTool({ name: 'search', kind: 'search', input: z.object({ q:
 const opts: GatewayOptions | undefined = undefined;
 const history: HistoryMessage[] = [];
 const policy: RunTurnOptions['policy'] = { earlyStart: 'safe' };
-const values = { runTurn, TurnController, checkHistory, repairHistory, toOpenAIChatMessages, createTextParser, listFamilies, registerTextParsers, startGateway, startScriptedUpstream };
+const values = { runTurn, TurnController, checkHistory, repairHistory, toOpenAIChatMessages, createTextParser, listFamilies, registerTextParsers, startGateway, startScriptedUpstream, loadTextAdapterFactory, SseDecoder, parseTrace };
 for (const [name, v] of Object.entries(values)) if (typeof v !== 'function') throw new Error(name + ' is not a function');
 if (listFamilies().length < 5) throw new Error('parsers missing');
+if (typeof toolCallMachine !== 'object') throw new Error('toolCallMachine missing');
+// sluice/gateway's text adapter factory (GatewayOptions.textAdapter) works from this module system.
+const textAdapter: GatewayOptions['textAdapter'] = loadTextAdapterFactory();
+const adapter = textAdapter?.('hermes', { tools: [] });
+if (!adapter || typeof adapter.push !== 'function') throw new Error('no text adapter from sluice/gateway');
+const event: StreamEvent['type'] = 'call.identity';
 const chunk = (delta: object, finish_reason: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason }] });
 runTurn({
   format: 'openai-chat',
@@ -93,7 +107,7 @@ runTurn({
 }).then(({ messages }) => {
   history.push(...messages);
   if (!checkHistory(history).ok) throw new Error('invalid history');
-  console.log('CHECK', JSON.stringify(toOpenAIChatMessages(history, { system: 's' }).at(-1)), typeof schema, opts === undefined);
+  console.log('CHECK', JSON.stringify(toOpenAIChatMessages(history, { system: 's' }).at(-1)), typeof schema, opts === undefined, event);
 });
 `;
 
@@ -174,7 +188,7 @@ describe('the packed package', () => {
     fs.writeFileSync(path.join(dir, 'tsconfig.bundler.json'), tsconfig('bundler', ['check.ts', 'example.ts']));
     await Promise.all([tsc(dir, 'tsconfig.nodenext.json'), tsc(dir, 'tsconfig.bundler.json')]);
     const check = await sh(process.execPath, ['out/check.js'], dir);
-    expect(check.stdout).toContain('CHECK {"role":"tool","tool_call_id":"call_1","content":"HI"} object true');
+    expect(check.stdout).toContain('CHECK {"role":"tool","tool_call_id":"call_1","content":"HI"} object true call.identity');
     const example = await sh(process.execPath, ['out/example.js'], dir);
     expect(example.stdout.split('\n')).toEqual(
       expect.arrayContaining(['running read_file', 'done read_file', 'done []']),
@@ -190,7 +204,7 @@ describe('the packed package', () => {
     await tsc(dir, 'tsconfig.json');
     expect(fs.readFileSync(path.join(dir, 'out/check.js'), 'utf8')).toContain('require("sluice")');
     const check = await sh(process.execPath, ['out/check.js'], dir);
-    expect(check.stdout).toContain('CHECK {"role":"tool","tool_call_id":"call_1","content":"HI"} object true');
+    expect(check.stdout).toContain('CHECK {"role":"tool","tool_call_id":"call_1","content":"HI"} object true call.identity');
     // The ESM build is its own (real ESM, not a face over CommonJS) with the same names per entry.
     const names = await sh(
       process.execPath,
@@ -245,7 +259,68 @@ for (const e of ${JSON.stringify(ENTRY_NAMES)}) {
     expect(outputs.some(([, o]) => Object.keys(o.inputs).some((i) => i.includes('node_modules/mvdan-sh/')))).toBe(true);
   });
 
-  test('Rollup bundles it (node-resolve + commonjs): the bundle runs a turn', async () => {
+  // Vite (ESM only) and webpack run in a child process, as a user's build script would run them.
+  test('Vite bundles it (SSR build for Node, everything bundled): the bundle runs a turn, the shell parser in a lazy chunk', async () => {
+    const dir = path.join(tmp, 'esm');
+    fs.writeFileSync(path.join(dir, 'app.mjs'), BUNDLE_APP);
+    const built = await buildScript(dir, `
+const { build } = await import(${JSON.stringify(url.pathToFileURL(path.join(ROOT, 'node_modules/vite/dist/node/index.js')).href)});
+const warnings = [];
+const result = await build({
+  configFile: false,
+  root: process.cwd(),
+  logLevel: 'silent',
+  ssr: { target: 'node', noExternal: true }, // a server build leaves node_modules to Node unless told to bundle them
+  build: {
+    ssr: 'app.mjs',
+    outDir: 'out-vite',
+    emptyOutDir: true,
+    minify: false, // CI time: the bundle's behaviour is tested here, its size in bench/package.ts
+    rollupOptions: { output: { format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' }, onwarn: (w) => void warnings.push(w.code + ': ' + w.message) },
+  },
+});
+const outputs = (Array.isArray(result) ? result[0] : result).output;
+console.log(JSON.stringify({ warnings, files: outputs.map((o) => o.fileName), entries: outputs.filter((o) => o.type === 'chunk' && o.isEntry).map((o) => o.fileName) }));
+`);
+    expect(built.warnings).toEqual([]);
+    const run = await sh(process.execPath, ['out-vite/app.mjs'], dir);
+    expect(run.stdout.trim()).toBe(BUNDLE_OUT);
+    expectShellParserLazy(path.join(dir, 'out-vite'), built.files, built.entries);
+  });
+
+  test('webpack bundles it (target node, its default CommonJS output): the bundle runs a turn, the shell parser in a lazy chunk', async () => {
+    const dir = path.join(tmp, 'esm');
+    fs.writeFileSync(path.join(dir, 'app.mjs'), BUNDLE_APP);
+    const built = await buildScript(dir, `
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+const webpack = createRequire(${JSON.stringify(path.join(ROOT, 'package.json'))})('webpack');
+const stats = await new Promise((resolve, reject) =>
+  webpack(
+    {
+      mode: 'production',
+      optimization: { minimize: false }, // CI time (terser takes a minute on mvdan-sh here); size is bench/package.ts's
+      context: process.cwd(),
+      entry: './app.mjs',
+      target: 'node20',
+      output: { path: path.resolve('out-webpack'), filename: 'app.cjs', chunkFilename: '[name].cjs' },
+    },
+    (err, st) => (err ? reject(err) : resolve(st)),
+  ),
+);
+const info = stats.toJson({ all: false, errors: true, warnings: true, assets: true });
+console.log(JSON.stringify({ errors: info.errors.map((e) => e.message), warnings: info.warnings.map((w) => w.moduleName + ': ' + w.message), files: info.assets.map((a) => a.name), entries: ['app.cjs'] }));
+`);
+    expect(built.errors).toEqual([]);
+    // The one warning is mvdan-sh's own (its GopherJS output calls require dynamically; its chunk
+    // runs regardless, as the turn's shell classification shows): none comes from sluice.
+    expect(built.warnings.map((w) => w.split(':')[0])).toEqual(['./node_modules/mvdan-sh/index.js']);
+    const run = await sh(process.execPath, ['out-webpack/app.cjs'], dir);
+    expect(run.stdout.trim()).toBe(BUNDLE_OUT);
+    expectShellParserLazy(path.join(dir, 'out-webpack'), built.files, built.entries);
+  });
+
+  (ALL_BUNDLERS ? test : test.skip)('Rollup bundles it (node-resolve + commonjs): the bundle runs a turn (SLUICE_BUNDLERS=1)', async () => {
     const dir = path.join(tmp, 'esm');
     fs.writeFileSync(path.join(dir, 'app.mjs'), BUNDLE_APP);
     const load = (m: string): unknown => require(path.join(ROOT, 'node_modules', m)); // eslint-disable-line @typescript-eslint/no-require-imports -- the repository's Rollup and plugins, used as a user would
@@ -289,6 +364,28 @@ for (const e of ${JSON.stringify(ENTRY_NAMES)}) {
     );
   });
 });
+
+interface Built {
+  files: string[];
+  entries: string[];
+  warnings: string[];
+  errors?: string[];
+}
+
+/** Runs a bundler's build script (ESM) in `dir`; it prints one JSON line (Built). */
+async function buildScript(dir: string, script: string): Promise<Built> {
+  const { stdout } = await sh(process.execPath, ['--input-type=module', '-e', script], dir);
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as Built;
+}
+
+/** The bundle's entry file does not hold the shell parser (mvdan-sh); exactly one other file does. */
+function expectShellParserLazy(outDir: string, files: string[], entries: string[]): void {
+  const marker = 'mvdan.cc/sh/v3/syntax'; // in mvdan-sh's code, nowhere else
+  const holding = files.filter((f) => fs.readFileSync(path.join(outDir, f), 'utf8').includes(marker));
+  expect(entries).toHaveLength(1);
+  expect(holding).toHaveLength(1);
+  expect(entries).not.toContain(holding[0]);
+}
 
 const ENTRY_NAMES = ['sluice', 'sluice/history', 'sluice/parsers', 'sluice/gateway', 'sluice/wire', 'sluice/machines', 'sluice/trace'];
 
