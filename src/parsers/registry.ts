@@ -209,6 +209,9 @@ const FAMILIES: FamilyEntry[] = [
       'llama4-pythonic',
       'llama-4-pythonic',
       'toolace',
+      // Gemma 3 / 3n have no tool tokens; Google's function-calling guide prompts this list format.
+      'gemma3',
+      'gemma3n',
     ],
     description: 'Pythonic: [NAME(k="v", n=1), …] at the start of the output or after <|python_start|>',
     create: (o) => new PythonicParser(o),

@@ -219,12 +219,15 @@ const CORPUS: Record<string, Case[]> = {
   ],
   'kimi-k2': [
     {
-      name: 'tool-call guidance format',
-      source: 'Kimi K2 docs, tool_call_guidance (functions.NAME:IDX ids)',
+      // Re-attributed: Moonshot's tool_call_guidance text was not in the stored sources.
+      name: 'native token format, one token or part per line',
+      source: 'ik_llama.cpp examples/server/function_calls.md, "Kimi-K2 Native Token Format" example',
       family: 'kimi-k2',
+      verified: 'the example block of that file, byte for byte',
       input:
-        '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Beijing"}<|tool_call_end|><|tool_calls_section_end|>',
-      expected: call(0, 'get_weather', '{"city": "Beijing"}', 'functions.get_weather:0'),
+        '<|tool_calls_section_begin|>\n<|tool_call_begin|>\nfunctions.get_weather:0<|tool_call_argument_begin|>\n{"location": "Tokyo"}\n<|tool_call_end|>\n<|tool_calls_section_end|>',
+      // The argument text passes through as written (the newline before <|tool_call_end|> included).
+      expected: call(0, 'get_weather', '{"location": "Tokyo"}\n', 'functions.get_weather:0'),
     },
     {
       name: 'ids without "." and ":" (functionsexec5) map to the given tool',
@@ -447,6 +450,47 @@ const CORPUS: Record<string, Case[]> = {
       family: 'llama3',
       input: '{"name": "a", "parameters": {"x": 1}}\n{"name": "b", "parameters": {"y": 2}}',
       expected: [...call(0, 'a', '{"x": 1}'), ...call(1, 'b', '{"y": 2}')],
+    },
+  ],
+  pythonic: [
+    // Python-literal strings (single quotes, escapes) as vLLM's pythonic parser tests write them.
+    {
+      name: 'Gemma 3 prompt format: single-quoted strings',
+      source:
+        'vLLM tests/tool_parsers/test_pythonic_tool_parser.py SIMPLE_FUNCTION_OUTPUT (Llama 3.2 response format); the list format Google\'s Gemma 3 function-calling guide prompts',
+      family: 'gemma3',
+      verified: 'the test\'s "[" + SIMPLE_FUNCTION_OUTPUT + "]", byte for byte',
+      input: "[get_weather(city='San Francisco', metric='celsius')]",
+      expected: call(0, 'get_weather', { city: 'San Francisco', metric: 'celsius' }),
+    },
+    {
+      name: 'escaped quotes inside single-quoted strings',
+      source: 'vLLM tests/tool_parsers/test_pythonic_tool_parser.py ESCAPED_STRING_FUNCTION_OUTPUT',
+      family: 'gemma3',
+      verified: 'the test\'s raw string, byte for byte',
+      input: String.raw`[get_weather(city='Martha\'s Vineyard', metric='\"cool units\"')]`,
+      expected: call(0, 'get_weather', { city: "Martha's Vineyard", metric: '"cool units"' }),
+    },
+    {
+      name: 'two calls: Python dict, list, None and True values',
+      source:
+        'vLLM tests/tool_parsers/test_pythonic_tool_parser.py parallel_calls (SIMPLE_FUNCTION_OUTPUT, MORE_TYPES_FUNCTION_OUTPUT)',
+      family: 'pythonic',
+      verified: 'the test\'s f-string rendered, byte for byte',
+      input:
+        "[get_weather(city='San Francisco', metric='celsius'), register_user(name='John Doe', age=37, " +
+        "address={'city': 'San Francisco', 'state': 'CA'}, role=None, passed_test=True, aliases=['John', 'Johnny'])]",
+      expected: [
+        ...call(0, 'get_weather', { city: 'San Francisco', metric: 'celsius' }),
+        ...call(1, 'register_user', {
+          name: 'John Doe',
+          age: 37,
+          address: { city: 'San Francisco', state: 'CA' },
+          role: null,
+          passed_test: true,
+          aliases: ['John', 'Johnny'],
+        }),
+      ],
     },
   ],
   gemma4: [
