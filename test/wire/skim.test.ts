@@ -178,7 +178,7 @@ function responsesStream(r: Rnd): string[] {
 function steadyStream(format: WireFormat): (r: Rnd) => string[] {
   return (r) => {
     const out: string[] = [];
-    const bad = (t: string): string => pick(r, [`${JSON.stringify(t)}`, `"${t}"x"`, `"a"`, `"\q"`, `"a","x":"b"`, `"\ud83d\ude00"`]);
+    const bad = (t: string): string => pick(r, [JSON.stringify(t), `"${t}"x"`, '"a\u0001"', '"\\q"', '"a","x":"b"', '"\\ud83d\\ude00"']);
     const str = (t: string): string => (chance(r, 0.1) ? bad(t) : lit(r, t));
     if (format === 'anthropic') {
       out.push('{"type":"message_start","message":{"id":"m"}}', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}');
