@@ -162,6 +162,12 @@ describe('the packed package', () => {
     // and the "prepare" script package.json names is shipped (it keeps the build; npm never runs it
     // for a tarball).
     expect(packed).toEqual(expect.arrayContaining(['examples/coding-turn.anthropic.trace.jsonl', 'examples/workspace/src/app.ts', 'scripts/prepare.mjs']));
+    // Every docs/… and visualizations/… file the README (images included) or the CLI's help text
+    // names is in the package, so the names work from node_modules/sluice.
+    const named = [fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'), ...fs.readdirSync(path.join(ROOT, 'src/cli')).map((f) => fs.readFileSync(path.join(ROOT, 'src/cli', f), 'utf8'))]
+      .flatMap((text) => [...text.matchAll(/\b((?:docs|visualizations)\/[\w.-]+\.(?:md|svg))\b/g)].map((m) => m[1]!));
+    expect(named.length).toBeGreaterThan(5);
+    expect([...new Set(named)].filter((f) => !packed.includes(f))).toEqual([]);
     const unwanted = packed.filter((f) => /^(dist\/(bench|scripts|test)\/|test\/|bench\/|src\/|scripts\/(?!prepare\.mjs$))|\.map$|\.tsbuildinfo$/.test(f));
     expect(unwanted).toEqual([]);
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
