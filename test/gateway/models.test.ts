@@ -18,7 +18,8 @@ import { openaiClient, rawRequest } from './helpers';
 async function backend(status: number, body: unknown, path = '/v1/models'): Promise<{ url: string; auth: (string | undefined)[]; close: () => Promise<void> }> {
   const auth: (string | undefined)[] = [];
   const srv = http.createServer((req, res) => {
-    auth.push(req.headers.authorization ?? req.headers['x-api-key']);
+    const key = req.headers['x-api-key'];
+    auth.push(req.headers.authorization ?? (typeof key === 'string' ? key : undefined));
     if (req.method === 'GET' && req.url === path) {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
