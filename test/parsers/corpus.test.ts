@@ -71,6 +71,8 @@ const CORPUS: Record<string, Case[]> = {
     {
       name: 'the format example of the chat template (a multi-line value)',
       source: 'Qwen3-Coder chat template, tool instructions ("<function=example_function_name>…")',
+      verified:
+        'the template\'s format example as public prompt builders quote it verbatim (code-index excerpts of Rust and Python copies of the chat_template.jinja tools block), byte for byte',
       family: 'qwen3-coder',
       input:
         '<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n' +
