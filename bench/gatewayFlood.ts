@@ -7,8 +7,10 @@
  * (bench/gatewayInbound.ts `--text 100000` measures the whole gateway process against a byte pipe.)
  *
  *   npx ts-node -T bench/gatewayFlood.ts [--chunks N] [--baseline <git-ref>] [--current <git-ref>] [--budget-ms N]
+ *   npx ts-node -T bench/gatewayFlood.ts --huge 4,16   (one huge event: the longest read, issue 18)
  *   (`--current HEAD`: this side from a build of the last commit too, so both sides are tsc output)
  */
+import { performance } from 'node:perf_hooks';
 import { baselineDist, baselineModule, timeSideBySide } from './baseline';
 import { chatChunk } from '../src/gateway/scripted';
 
@@ -69,6 +71,76 @@ function translate(m: Modules, api: Api, reads: Buffer[]): number {
   return bytes + out.length;
 }
 
+/**
+ * One huge upstream event (issue 18): a tool call whose arguments (`mib` MiB of JSON text, file
+ * content with quotes, tabs and newlines, so escaped again on the wire) arrive in ONE OpenAI-chat
+ * SSE event, read in 64 KiB pieces through reader → controller → the Messages encoder. Reported:
+ * the longest synchronous stretch of one read (what one request blocks the event loop for) and the
+ * parts of it in the wire reader (SSE join + JSON.parse of the event) and in the encoder.
+ */
+export interface HugeEventRow {
+  mib: number;
+  /** Longest one-read stretch, ms (wire + controller + encoder). */
+  worstReadMs: number;
+  wireMs: number;
+  encodeMs: number;
+}
+
+function hugeEventReads(mib: number): Buffer[] {
+  const line = 'const s = "a\\tb"; // x\n';
+  const content = line.repeat(Math.ceil((mib * 1_048_576) / line.length)).slice(0, mib * 1_048_576);
+  const args = JSON.stringify({ path: '/big.ts', content });
+  const text = [
+    chatChunk({ tool: { index: 0, id: 'call_big', name: 'write_file', args: '' } }),
+    chatChunk({ tool: { index: 0, args } }),
+    chatChunk({ finish: 'tool_calls' }),
+  ]
+    .map((c) => `data: ${JSON.stringify(c)}\n\n`)
+    .join('');
+  const all = Buffer.from(`${text}data: [DONE]\n\n`, 'utf8');
+  const reads: Buffer[] = [];
+  for (let i = 0; i < all.length; i += 65_536) reads.push(all.subarray(i, i + 65_536));
+  return reads;
+}
+
+export function benchHugeEvent(mibs: readonly number[] = [4, 16], root?: string): HugeEventRow[] {
+  const m = load(root);
+  const rows: HugeEventRow[] = [];
+  for (const mib of mibs) {
+    const reads = hugeEventReads(mib);
+    const reader = m.createStreamReader('openai-chat');
+    const ctrl = new m.TurnController({ mode: 'gateway', format: 'openai-chat' });
+    const enc = m.encoder('messages');
+    let encodeMs = 0;
+    let bytes = 0;
+    ctrl.events.on('output', (e) => {
+      const t = performance.now();
+      bytes += enc.push(e).length;
+      encodeMs += performance.now() - t;
+    });
+    let worst = 0;
+    let wire = 0;
+    let enc0 = 0;
+    for (const r of [...reads, undefined]) {
+      const e0 = encodeMs;
+      const t0 = performance.now();
+      const evs = r ? reader.write(r) : reader.end();
+      const t1 = performance.now();
+      for (const e of evs) ctrl.feed(e);
+      const d = performance.now() - t0;
+      if (d > worst) {
+        worst = d;
+        wire = t1 - t0;
+        enc0 = encodeMs - e0;
+      }
+    }
+    if (bytes < mib * 1_048_576) throw new Error(`gateway-flood --huge: the call did not reach the encoder (${bytes} bytes out)`);
+    const r2 = (x: number): number => Math.round(x * 10) / 10;
+    rows.push({ mib, worstReadMs: r2(worst), wireMs: r2(wire), encodeMs: r2(enc0) });
+  }
+  return rows;
+}
+
 export interface FloodRow {
   api: Api;
   chunks: number;
@@ -121,6 +193,15 @@ if (require.main === module) {
     const i = process.argv.indexOf(flag);
     return i < 0 ? undefined : process.argv[i + 1];
   };
+  const huge = arg('--huge');
+  if (huge !== undefined) {
+    // One huge event per size (issue 18): `--huge 4,16` (MiB).
+    const rows = benchHugeEvent(huge.split(',').map(Number));
+    process.stdout.write(
+      ['| one event of MiB | longest read ms | of which wire reader ms | of which encoder ms |', '|---:|---:|---:|---:|', ...rows.map((r) => `| ${r.mib} | ${r.worstReadMs} | ${r.wireMs} | ${r.encodeMs} |`)].join('\n') + '\n' + JSON.stringify(rows) + '\n',
+    );
+    process.exit(0);
+  }
   const ref = arg('--baseline');
   const currentRef = arg('--current');
   const log = (s: string): void => void process.stderr.write(s);
