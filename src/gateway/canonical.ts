@@ -61,6 +61,12 @@ export type ToolChoice =
   | { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean }
   | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
 
+/**
+ * Structured output the client asked for: a JSON Schema (Chat `response_format`, Responses
+ * `text.format`, Messages `output_config.format`), or any JSON object (`json_object`).
+ */
+export type ResponseFormat = { type: 'json_schema'; name: string; schema: Obj; strict?: boolean } | { type: 'json_object' };
+
 /** Reasoning / thinking setting: an effort level (OpenAI) and/or a token budget (Anthropic, Gemini). */
 export interface ReasoningSetting {
   effort?: 'minimal' | 'low' | 'medium' | 'high';
@@ -100,6 +106,8 @@ export interface CanonicalRequest {
   includeUsage?: boolean;
   /** Reasoning / thinking requested by the client (absent: the backend's default). */
   reasoning?: ReasoningSetting;
+  /** Structured output (absent: free text). */
+  responseFormat?: ResponseFormat;
   /** Characters of content counted for the token estimate (system, messages, tools). */
   contentChars: number;
   /** Number of images (each counted as a fixed token cost in the estimate). */

@@ -242,7 +242,7 @@ describe('inbound parsing edge cases', () => {
       ],
     });
     status400(() => parseChatRequest({ model: 'm', messages: [{ role: 'assistant', tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '[1]' } }] }] }), 'JSON text of an object');
-    status400(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } }), 'response_format');
+    status400(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'grammar' } }), 'response_format.type');
   });
 
   test('Responses: reasoning items keep encrypted_content as the signature; function calls join the assistant turn', () => {

@@ -14,7 +14,8 @@
  * - tools (`type: "function"` only), tool_choice (auto / none / required / a named function),
  *   `parallel_tool_calls`, `max_tokens` / `max_completion_tokens`, `stop`, temperature, top_p,
  *   top_k, `reasoning_effort`, `stream`, `stream_options.include_usage`.
- * - `n` > 1, `logprobs`, non-text `response_format`, audio output → 400. Other fields (seed, user,
+ * - `response_format` `json_schema` / `json_object` → structured output (each upstream's own field).
+ * - `n` > 1, `logprobs`, audio output → 400. Other fields (seed, user,
  *   metadata, penalties, service_tier, …) are ignored.
  * Output: src/encode/chatSse.ts.
  */
@@ -28,6 +29,7 @@ import {
   type MessageParam,
   type Obj,
   type ReasoningSetting,
+  type ResponseFormat,
   type ToolChoice,
   type ToolParam,
   type UserBlock,
@@ -207,6 +209,29 @@ export function parseOpenAIToolChoice(v: unknown, parallel: unknown, tools: Tool
   throw invalidRequest('tool_choice: must be "auto", "none", "required" or a named function');
 }
 
+/**
+ * Structured output, in each API's spelling: Chat `response_format` (`{type: "json_schema",
+ * json_schema: {name, schema, strict}}`, nested), Responses `text.format` and Messages
+ * `output_config.format` (`{type: "json_schema", name?, schema, strict?}`, flat); `json_object`;
+ * `text` (or nothing) is free text. A json_schema without a schema is `json_object`.
+ */
+export function parseResponseFormat(v: unknown, where: string, shape: 'nested' | 'flat', count: Counter): ResponseFormat | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObj(v)) throw invalidRequest(`${where}: expected an object`);
+  if (v.type === 'text') return undefined;
+  if (v.type === 'json_object') return { type: 'json_object' };
+  if (v.type !== 'json_schema') throw invalidRequest(`${where}.type: must be "text", "json_object" or "json_schema"`);
+  const spec = shape === 'nested' ? v.json_schema : v;
+  const at = shape === 'nested' ? `${where}.json_schema` : where;
+  if (!isObj(spec)) throw invalidRequest(`${at}: expected an object`);
+  if (spec.schema === undefined || spec.schema === null) return { type: 'json_object' };
+  if (!isObj(spec.schema)) throw invalidRequest(`${at}.schema: expected a JSON Schema object`);
+  const rf: ResponseFormat = { type: 'json_schema', name: spec.name === undefined ? 'output' : nonEmptyStr(spec.name, `${at}.name`), schema: spec.schema };
+  if (typeof spec.strict === 'boolean') rf.strict = spec.strict;
+  count.chars += JSON.stringify(spec.schema).length;
+  return rf;
+}
+
 export function parseEffort(v: unknown, where: string): ReasoningSetting | undefined {
   if (v === undefined || v === null) return undefined;
   if (v === 'minimal' || v === 'low' || v === 'medium' || v === 'high') return { effort: v };
@@ -224,10 +249,8 @@ export function parseChatRequest(body: unknown): CanonicalRequest {
   if (body.logprobs === true) throw invalidRequest('logprobs: not supported by this gateway');
   if (body.functions !== undefined || body.function_call !== undefined) throw invalidRequest('functions / function_call: legacy fields are not supported; use tools / tool_choice');
   if (body.audio !== undefined && body.audio !== null) throw invalidRequest('audio: audio output is not supported by this gateway');
-  const rf = body.response_format;
-  if (rf !== undefined && rf !== null && !(isObj(rf) && rf.type === 'text'))
-    throw invalidRequest('response_format: only {"type": "text"} is supported by this gateway (structured output does not map to every upstream)');
   const count = new Counter();
+  const responseFormat = parseResponseFormat(body.response_format, 'response_format', 'nested', count);
   const { system, messages } = parseMessages(body.messages, count);
   const tools = parseFunctionTools(body.tools, count, 'nested');
   const toolChoice = parseOpenAIToolChoice(body.tool_choice, body.parallel_tool_calls, tools);
@@ -259,6 +282,7 @@ export function parseChatRequest(body: unknown): CanonicalRequest {
   if (topK !== undefined && topK > 0) req.top_k = topK;
   const reasoning = parseEffort(body.reasoning_effort, 'reasoning_effort');
   if (reasoning) req.reasoning = reasoning;
+  if (responseFormat) req.responseFormat = responseFormat;
   return req;
 }
 

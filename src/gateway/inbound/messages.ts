@@ -9,6 +9,7 @@
  *
  * - `system` (string or text blocks) → the canonical system prompt (blocks joined with "\n");
  *   messages with `role: "system"` inside `messages` (Claude Code sends them) stay in place.
+ * - `output_config.format` (`{type: "json_schema", schema}`) → structured output.
  * - `thinking: {type: "enabled", budget_tokens}` → reasoning budget; thinking blocks keep their
  *   signature; `redacted_thinking` is dropped.
  * - `document` blocks with a plain-text source become text; other document sources, server-tool
@@ -35,6 +36,7 @@ import {
   type UserBlock,
 } from '../canonical';
 import { errorTypeToStatus, invalidRequest } from '../errors';
+import { parseResponseFormat } from './chat';
 import type { InboundApi, InboundStream } from './types';
 import { Counter, nonEmptyStr, optNumber, str } from './validate';
 
@@ -292,6 +294,12 @@ export function parseMessagesRequest(body: unknown, opts: { requireMaxTokens?: b
   if (topK !== undefined) req.top_k = topK;
   const reasoning = parseThinking(body.thinking);
   if (reasoning) req.reasoning = reasoning;
+  if (isObj(body.output_config)) {
+    const c = new Counter();
+    const rf = parseResponseFormat(body.output_config.format, 'output_config.format', 'flat', c);
+    if (rf) req.responseFormat = rf;
+    req.contentChars += c.chars;
+  }
   return req;
 }
 

@@ -19,7 +19,8 @@
  *   (`web_search`, `file_search`, …) are left out of the upstream request (header
  *   `x-sluice-dropped-tools`, warn log `tools_dropped`); other tool types → 400;
  *   tool_choice, `parallel_tool_calls`, `max_output_tokens`, temperature, top_p,
- *   `reasoning.effort`, `stream`. `text.format` other than text → 400. `store`, `include`,
+ *   `reasoning.effort`, `stream`; `text.format` `json_schema` / `json_object` → structured output
+ *   (Codex's `--output-schema`). `store`, `include`,
  *   `metadata`, `prompt_cache_key`, `truncation`, `user`, `service_tier` are ignored.
  * Output: src/encode/responsesSse.ts.
  */
@@ -27,7 +28,7 @@ import { openaiErrorBody } from '../../encode/openaiCommon';
 import { type ResponsesEncodeOptions, ResponsesSseEncoder, toResponsesBody } from '../../encode/responsesSse';
 import { type AssistantBlock, type CanonicalRequest, isObj, type MessageParam, type UserBlock } from '../canonical';
 import { errorTypeToStatus, invalidRequest } from '../errors';
-import { argumentsObject, imageFromUrl, parseEffort } from './chat';
+import { argumentsObject, imageFromUrl, parseEffort, parseResponseFormat } from './chat';
 import { ResponsesTools } from './responsesTools';
 import type { InboundApi, InboundEncodeOptions } from './types';
 import { Counter, nonEmptyStr, optNumber, str } from './validate';
@@ -190,10 +191,8 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   if (body.previous_response_id !== undefined && body.previous_response_id !== null)
     throw invalidRequest('previous_response_id: this gateway keeps no conversation state; send the whole conversation in input');
   if (body.conversation !== undefined && body.conversation !== null) throw invalidRequest('conversation: this gateway keeps no conversation state');
-  const text = body.text;
-  if (isObj(text) && isObj(text.format) && text.format.type !== 'text')
-    throw invalidRequest('text.format: only {"type": "text"} is supported by this gateway (structured output does not map to every upstream)');
   const count = new Counter();
+  const responseFormat = isObj(body.text) ? parseResponseFormat(body.text.format, 'text.format', 'flat', count) : undefined;
   let instructions: string | undefined;
   if (body.instructions !== undefined && body.instructions !== null) instructions = str(body.instructions, 'instructions');
   if (instructions) count.chars += instructions.length;
@@ -225,6 +224,7 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
     const r = parseEffort(body.reasoning.effort, 'reasoning.effort');
     if (r) req.reasoning = r;
   }
+  if (responseFormat) req.responseFormat = responseFormat;
   return req;
 }
 

@@ -10,12 +10,15 @@
  * - thinking blocks go back with their `signature`; a thinking block without one (history from a
  *   Chat or Responses client) is not sent — the API rejects unsigned thinking.
  * - images (base64 or URL), tool results (text + images, `is_error`) pass through.
+ * - structured output → `output_config.format {type: "json_schema", schema}` (a json_object
+ *   request → 400: Anthropic constrains output only by a schema);
  * - tool_choice and `disable_parallel_tool_use` pass through; reasoning: a budget → `thinking:
  *   {type: "enabled", budget_tokens}`, an effort alone → the budget of that effort (canonical.ts).
  * - `max_tokens` is required by the API: a client that sent none gets DEFAULT_MAX_TOKENS.
  * - auth: `x-api-key` + `anthropic-version: 2023-06-01`.
  */
 import { type AssistantBlock, budgetForEffort, type Cacheable, type CanonicalRequest, type ImageSource, type Obj, type UserBlock } from '../canonical';
+import { invalidRequest } from '../errors';
 import type { UpstreamFormat } from './types';
 import { endpointUrl } from './url';
 
@@ -91,6 +94,10 @@ export function toAnthropicRequest(req: CanonicalRequest, model: string): Obj {
     const budget = req.reasoning.budgetTokens ?? budgetForEffort(req.reasoning.effort);
     out.thinking = { type: 'enabled', budget_tokens: budget };
   }
+  const rf = req.responseFormat;
+  if (rf?.type === 'json_object')
+    throw invalidRequest('json_object output: the upstream (Anthropic) constrains output only by a JSON Schema; send a json_schema format');
+  if (rf) out.output_config = { format: { type: 'json_schema', schema: rf.schema } };
   return out;
 }
 

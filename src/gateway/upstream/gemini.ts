@@ -16,6 +16,7 @@
  *   auto/any/none/tool → `functionCallingConfig` AUTO/ANY/NONE/ANY + `allowedFunctionNames`.
  *   Gemini has no parallel-call switch: `disable_parallel_tool_use` is enforced by the gateway (at
  *   most one call is released), not sent.
+ * - structured output → `responseMimeType: "application/json"` + `responseJsonSchema`;
  * - max_tokens → `maxOutputTokens`; temperature, top_p, top_k, stop sequences →
  *   `temperature`, `topP`, `topK`, `stopSequences`; reasoning → `thinkingConfig {thinkingBudget,
  *   includeThoughts: true}` (an effort alone → its budget).
@@ -102,6 +103,10 @@ export function toGeminiRequest(req: CanonicalRequest): Obj {
   if (req.top_k !== undefined) gen.topK = req.top_k;
   if (req.stop_sequences) gen.stopSequences = req.stop_sequences;
   if (req.reasoning) gen.thinkingConfig = { thinkingBudget: req.reasoning.budgetTokens ?? budgetForEffort(req.reasoning.effort), includeThoughts: true };
+  if (req.responseFormat) {
+    gen.responseMimeType = 'application/json';
+    if (req.responseFormat.type === 'json_schema') gen.responseJsonSchema = req.responseFormat.schema;
+  }
   if (Object.keys(gen).length > 0) out.generationConfig = gen;
   return out;
 }

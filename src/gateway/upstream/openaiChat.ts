@@ -18,6 +18,7 @@
  * - tools: `{name, description, input_schema}` → `{type:"function", function:{name, description,
  *   parameters}}`.
  * - tool_choice: auto→"auto", any→"required", tool→{type:"function",function:{name}}, none→"none";
+ * - structured output → `response_format` (`json_schema` with name, schema, strict; `json_object`);
  *   `disable_parallel_tool_use` true/false → `parallel_tool_calls` false/true (absent: not sent).
  * - max_tokens → `max_tokens` (or `max_completion_tokens`, configurable); stop_sequences → `stop`;
  *   temperature, top_p, top_k passed through. A reasoning *effort* (from a Chat or Responses
@@ -64,6 +65,7 @@ export interface ChatRequest {
   top_k?: number;
   tools?: ChatTool[];
   tool_choice?: ChatToolChoice;
+  response_format?: Obj;
   parallel_tool_calls?: boolean;
   reasoning_effort?: string;
 }
@@ -199,6 +201,10 @@ export function toChatRequest(req: CanonicalRequest, opts: ChatRequestOptions): 
     }
     if (tc.disable_parallel_tool_use !== undefined && out.tools) out.parallel_tool_calls = !tc.disable_parallel_tool_use;
   }
+  const rf = req.responseFormat;
+  if (rf)
+    out.response_format =
+      rf.type === 'json_object' ? { type: 'json_object' } : { type: 'json_schema', json_schema: { name: rf.name, schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}) } };
   return out;
 }
 

@@ -17,6 +17,7 @@
  * - tools → `{type: "function", name, description, parameters, strict: false}`; tool_choice
  *   auto/any/none/tool → "auto"/"required"/"none"/`{type: "function", name}`;
  *   `disable_parallel_tool_use` → `parallel_tool_calls: false` (and true when false).
+ * - structured output → `text.format` (`json_schema` with name, schema, strict; `json_object`);
  * - max_tokens → `max_output_tokens`; temperature, top_p pass through; reasoning effort (or the
  *   effort of a thinking budget) → `reasoning: {effort, summary: "auto"}`.
  * - top_k and stop sequences have no Responses field: 400.
@@ -102,6 +103,8 @@ export function toResponsesRequest(req: CanonicalRequest, model: string): Obj {
     const effort = req.reasoning.effort ?? effortForBudget(req.reasoning.budgetTokens ?? 0);
     out.reasoning = { effort, summary: 'auto' };
   }
+  const rf = req.responseFormat;
+  if (rf) out.text = { format: rf.type === 'json_object' ? { type: 'json_object' } : { type: 'json_schema', name: rf.name, schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}) } };
   return out;
 }
 
