@@ -16,6 +16,9 @@
  * offline): Codex offers its tool inside a `namespace` group, the gateway flattens it for the
  * (in-process, scripted) chat backend, maps the backend's call back to `{name, namespace}`, Codex
  * runs the MCP tool, and the backend's second request must carry the tool's result.
+ *
+ * The last test runs `codex exec --output-schema`: Codex's `text.format` json_schema must reach the
+ * chat backend as `response_format` and the JSON answer come back as Codex's final message.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -277,6 +280,41 @@ d('Codex CLI with a model it knows: tool_search, a deferred MCP tool and the fre
       expect(up.requests).toHaveLength(4);
       const answer = events.filter((e) => e.type === 'item.completed' && e.item?.type === 'agent_message').pop();
       expect(answer?.item?.text).toBe('Wrote the word to word.txt.');
+    } finally {
+      await gw.close();
+      await up.close();
+    }
+  }, 300_000);
+});
+
+d('Codex CLI exec --output-schema: the schema reaches a Chat backend as response_format', () => {
+  let tmp: string | undefined;
+  afterAll(() => {
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('the backend gets {type: json_schema, json_schema: {name, schema, strict}} and Codex prints the JSON answer', async () => {
+    const bin = codexBin();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-codex-schema-'));
+    const work = path.join(tmp, 'work');
+    fs.mkdirSync(work);
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const schemaFile = path.join(tmp, 'schema.json');
+    fs.writeFileSync(schemaFile, JSON.stringify(schema));
+    const up = await startScriptedUpstream({ script: [{ t: 0, data: chatChunk({ content: '{"answer":"42"}' }) }, { t: 5, data: chatChunk({ finish: 'stop' }) }, { t: 5, data: '[DONE]' }] });
+    const gw = await startGateway({ upstream: up.url, logger: new Logger('warn', () => undefined), pingIntervalMs: 0 });
+    try {
+      const home = codexHome(tmp, gw.url, 'm');
+      const { code, lines: out } = await runCli(bin, ['exec', '--json', '--skip-git-repo-check', '--output-schema', schemaFile, 'What is the answer?'], {
+        cwd: work,
+        env: { PATH: process.env.PATH ?? '', HOME: home, LOCAL_KEY: 'offline-key' },
+        tag: 'codex-schema',
+      });
+      expect(code).toBe(0);
+      const sent = up.requests[0]!.body as { response_format?: { type: string; json_schema: { name: string; schema: unknown; strict?: boolean } } };
+      expect(sent.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'codex_output_schema', schema, strict: true } });
+      const answer = codexEvents(out).filter((e) => e.type === 'item.completed' && e.item?.type === 'agent_message').pop();
+      expect(answer?.item?.text).toBe('{"answer":"42"}');
     } finally {
       await gw.close();
       await up.close();
