@@ -3,10 +3,10 @@
  *
  *   npx ts-node --transpile-only bench/bodies.ts
  *
- * 1. amplification: peak RSS over idle, per body byte, for one valid body of 4 / 16 / 31 MiB
- *    held while a slow upstream answers (a budget large enough not to interfere);
+ * 1. one valid body of 4 / 16 / 31 MiB held while a slow upstream answers (a budget large enough
+ *    not to interfere), translated on the event loop (--body-worker off) and in the body worker
+ *    (the default), side by side: worst event-loop delay, slowest /health, peak RSS over idle;
  * 2. a 16 MiB body nested 8 million deep: time to the 400 and the child's worst event-loop delay;
- * 3. the event-loop delay while one valid 31 MiB body is parsed and translated;
  * 4. eight 31 MiB bodies at once under the default budget: statuses, peak RSS;
  * 5. idle RSS after the burst (every second, up to 20 s).
  * The child reports its own event-loop delay (test/gateway/hostile/loopProbe.ts).
@@ -14,7 +14,7 @@
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startHostileUpstream } from '../test/gateway/hostile/upstream';
-import { type ChildGateway, post, sampleRss, spawnGateway } from '../test/gateway/hostile/clients';
+import { type ChildGateway, post, sampleRss, spawnGateway, watchHealth } from '../test/gateway/hostile/clients';
 
 const MiB = 1024 * 1024;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -45,18 +45,31 @@ async function main(): Promise<void> {
   const probe = { preload: [path.join(__dirname, '../test/gateway/hostile/loopProbe.ts')] };
   const args = ['--upstream', up.url, '--port', '0', '--log-level', 'warn'];
 
-  // 1–3 with a budget that never refuses.
-  let gw = await spawnGateway([...args, '--body-memory', '8g'], {}, probe);
-  await post(gw.url, '/v1/messages', body(1024, 'ok'));
-  const startup = await settle(gw);
-  console.log(`start-up RSS ${mb(startup)}`);
-  for (const size of [4 * MiB, 16 * MiB, 31 * MiB]) {
-    const idle = await settle(gw);
-    const s = sampleRss(gw, 20);
-    const mark = gw.stderr.length;
-    const r = await post(gw.url, '/v1/messages', body(size, 'ok-slow:300'), { timeoutMs: 120_000 });
-    const peak = s.stop();
-    console.log(`one ${mb(size)} body: status ${r.status}, peak RSS +${mb(peak - idle)} (${((peak - idle) / size).toFixed(1)}x the body), worst loop delay ${loopMax(gw, mark)} ms`);
+  // 1–3 with a budget that never refuses, side by side: bodies translated on the event loop
+  // (--body-worker off) and in the body worker (the default).
+  let gw!: ChildGateway;
+  let startup = 0;
+  for (const mode of ['off', '512k']) {
+    if (gw) await gw.stop();
+    gw = await spawnGateway([...args, '--body-memory', '8g', '--body-worker', mode], {}, probe);
+    await post(gw.url, '/v1/messages', body(1024, 'ok'));
+    await post(gw.url, '/v1/messages', body(MiB, 'ok')); // warm-up: the worker (and, from sources, its bundle)
+    startup = await settle(gw);
+    console.log(`--body-worker ${mode}: start-up RSS ${mb(startup)}`);
+    for (const size of [4 * MiB, 16 * MiB, 31 * MiB]) {
+      const idle = await settle(gw);
+      const s = sampleRss(gw, 20);
+      const health = watchHealth(gw.url, 50);
+      const mark = gw.stderr.length;
+      const r = await post(gw.url, '/v1/messages', body(size, 'ok-slow:300'), { timeoutMs: 120_000 });
+      await sleep(300);
+      const peak = s.stop();
+      const h = await health.stop();
+      console.log(
+        `  one ${mb(size)} body: status ${r.status}, worst loop delay ${loopMax(gw, mark)} ms, slowest /health ${h.maxMs.toFixed(0)} ms (${h.polls} polls, ${h.failures} failed), ` +
+          `peak RSS +${mb(peak - idle)} (${((peak - idle) / size).toFixed(1)}x the body)`,
+      );
+    }
   }
   const depth = 8_000_000;
   const deep = Buffer.from('{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}');

@@ -79,6 +79,8 @@ Options (each has an environment variable; the flag wins):
                             for a 2 GB container; each body counts 8x its size until its request
                             ends); a body that does not fit gets 503 overloaded_error with
                             retry-after. Must be at least 8x --max-body   [SLUICE_BODY_MEMORY]
+  --body-worker SIZE|off    bodies of at least SIZE are parsed and translated in a worker thread
+                            (default 512k); off: always on the event loop [SLUICE_BODY_WORKER]
   --connect-timeout MS      backend TCP connect timeout (default 10000)   [SLUICE_CONNECT_TIMEOUT_MS]
   --idle-timeout MS         backend silence (no headers / no bytes) before the request fails
                             with timeout_error (default 300000)          [SLUICE_IDLE_TIMEOUT_MS]
@@ -168,6 +170,7 @@ export const SPEC: Record<string, FlagSpec> = {
   completion: { type: 'string', choices: ['inferred', 'evidence-only'] },
   'max-body': { type: 'string' },
   'body-memory': { type: 'string' },
+  'body-worker': { type: 'string' },
   'max-concurrency': { type: 'string' },
   'connect-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -204,6 +207,7 @@ export const ENV: Record<string, string> = {
   completion: 'SLUICE_COMPLETION',
   'max-body': 'SLUICE_MAX_BODY',
   'body-memory': 'SLUICE_BODY_MEMORY',
+  'body-worker': 'SLUICE_BODY_WORKER',
   'max-concurrency': 'SLUICE_MAX_CONCURRENCY',
   'connect-timeout': 'SLUICE_CONNECT_TIMEOUT_MS',
   'idle-timeout': 'SLUICE_IDLE_TIMEOUT_MS',
@@ -344,6 +348,8 @@ export function optionsFrom(
   if (maxBody !== undefined) options.maxBodyBytes = parseSize(maxBody, 'max-body', 1, 1024 ** 3);
   const bodyMemory = get('body-memory');
   if (bodyMemory !== undefined) options.bodyBudgetBytes = parseSize(bodyMemory, 'body-memory');
+  const bodyWorker = get('body-worker');
+  if (bodyWorker !== undefined) options.bodyWorker = bodyWorker === 'off' ? false : { aboveBytes: parseSize(bodyWorker, 'body-worker', 0, 1024 ** 3) };
   const need = (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) * BODY_MEMORY_FACTOR;
   if ((options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES) < need)
     throw new UsageError(

@@ -157,6 +157,9 @@ function fullCollection(): (() => void) | null {
   return gcFn;
 }
 
+/** Body bytes scanned per turn of the event loop at most (then reading pauses until the loop has turned). */
+export const SCAN_SLICE_BYTES = 128 * 1024;
+
 export interface BodyLimits {
   /** Largest body in bytes (413 above). */
   maxBytes: number;
@@ -223,6 +226,7 @@ export function readBodyBytes(req: http.IncomingMessage, limits: BodyLimits, bud
     let whole: Buffer | undefined = known ? Buffer.allocUnsafeSlow(declared) : undefined;
     let chunks: Buffer[] = [];
     let size = 0;
+    let sinceYield = 0;
     let settled = false;
     const cleanup = (): void => {
       req.off('data', onData);
@@ -269,6 +273,14 @@ export function readBodyBytes(req: http.IncomingMessage, limits: BodyLimits, bud
       if (!scan(decoder.write(c))) return;
       if (whole) c.copy(whole, at);
       else chunks.push(c);
+      // A fast client must not hold the loop: after SCAN_SLICE_BYTES in one go, pause until the
+      // loop has turned (timers, other sockets, /health run in between).
+      sinceYield += c.length;
+      if (sinceYield >= SCAN_SLICE_BYTES) {
+        sinceYield = 0;
+        req.pause();
+        setImmediate(() => req.resume());
+      }
     };
     const onEnd = (): void => {
       if (settled) return;

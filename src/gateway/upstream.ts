@@ -132,7 +132,7 @@ export class UpstreamClient {
         return;
       }
       opts.signal.addEventListener('abort', onAbort, { once: true });
-      req.end(payload);
+      writeBody(req, payload);
     });
   }
 
@@ -154,6 +154,25 @@ export class UpstreamClient {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/** A backend body larger than this goes out in slices of this size, one per turn of the event loop. */
+export const WRITE_SLICE_BYTES = 256 * 1024;
+
+/** Send the backend body; a large one a slice per loop turn (and per drain), so one write never holds the loop. */
+function writeBody(req: http.ClientRequest, payload: string | Uint8Array): void {
+  if (typeof payload === 'string' || payload.byteLength <= WRITE_SLICE_BYTES) return void req.end(payload);
+  let at = 0;
+  const next = (): void => {
+    if (req.destroyed) return;
+    const end = Math.min(at + WRITE_SLICE_BYTES, payload.byteLength);
+    const more = req.write(payload.subarray(at, end));
+    at = end;
+    if (at >= payload.byteLength) return void req.end();
+    if (more) setImmediate(next);
+    else req.once('drain', next);
+  };
+  next();
 }
 
 /** Bytes of a backend's error body the gateway reads (the rest is never read: the response is destroyed). */

@@ -111,6 +111,7 @@ export class BodyWorkerPool {
   /** Why no worker can run here (then every job is `inline`). */
   private unavailable: string | undefined;
   private budgetNoted = false;
+  private bundling = false;
   private closed = false;
   private readonly heapMb: number;
 
@@ -182,6 +183,20 @@ export class BodyWorkerPool {
       this.giveUp(at.reason);
       return false;
     }
+    if (at.source && sourceBundle === undefined) {
+      // Running from the TypeScript sources: bundle the worker first (async; pump again when done).
+      if (!this.bundling) {
+        this.bundling = true;
+        bundleSource(at.file).then(
+          () => {
+            this.bundling = false;
+            if (!this.closed) this.pump();
+          },
+          (err: unknown) => this.giveUp(`the worker's sources could not be bundled (${err instanceof Error ? err.name : 'unknown'})`),
+        );
+      }
+      return false;
+    }
     if (!this.budget.reserve(WORKER_RESERVE_BYTES)) {
       if (this.slots.size > 0) return false; // a running worker takes the job when it is free
       if (!this.budgetNoted) this.logger.warn('body_worker_skipped', { reason: 'memory budget', reserveBytes: WORKER_RESERVE_BYTES });
@@ -191,7 +206,7 @@ export class BodyWorkerPool {
     }
     let worker: Worker;
     try {
-      worker = at.source ? sourceWorker(at.file, this.setup, this.heapMb) : new Worker(at.file, workerOptions(this.setup, this.heapMb));
+      worker = at.source ? new Worker(sourceBundle!, { ...workerOptions(this.setup, this.heapMb), eval: true }) : new Worker(at.file, workerOptions(this.setup, this.heapMb));
     } catch (err) {
       this.budget.release(WORKER_RESERVE_BYTES);
       this.giveUp(`the worker could not start (${err instanceof Error ? err.name : 'unknown'})`);
@@ -294,22 +309,24 @@ function closedResult(): PoolResult {
 
 function workerOptions(setup: WorkerSetup, heapMb: number): ConstructorParameters<typeof Worker>[1] {
   // `env` as this module sees it (the default is the thread's own; a test sandbox may have another).
-  return { workerData: setup, env: process.env, resourceLimits: { maxOldGenerationSizeMb: heapMb } };
+  // No `execArgv` of the process: its preloads (-r …) have no business in a worker that only translates.
+  return { workerData: setup, env: process.env, execArgv: [], resourceLimits: { maxOldGenerationSizeMb: heapMb } };
 }
 
 /**
  * The worker from the TypeScript sources (ts-jest, ts-node: development only): bodyWorker.ts and
- * what it imports bundled once per process with esbuild (a devDependency; ~1 s), run as the
- * worker's code. Much faster to start than compiling each module in the worker, and the worker's
- * heap holds no compiler.
+ * what it imports, bundled once per process with esbuild (a devDependency; asynchronously, about a
+ * second) and run as the worker's code. Faster to start than compiling each module in the worker,
+ * and the worker's heap holds no compiler.
  */
 let sourceBundle: string | undefined;
-function sourceWorker(file: string, setup: WorkerSetup, heapMb: number): Worker {
-  if (sourceBundle === undefined) {
+let bundled: Promise<void> | undefined;
+function bundleSource(file: string): Promise<void> {
+  bundled ??= (async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- development-only tool, loaded only when running from sources
     const esbuild = require('esbuild') as typeof import('esbuild');
-    const out = esbuild.buildSync({ entryPoints: [file], bundle: true, platform: 'node', format: 'cjs', target: 'node20', write: false, logLevel: 'silent' });
+    const out = await esbuild.build({ entryPoints: [file], bundle: true, platform: 'node', format: 'cjs', target: 'node20', write: false, logLevel: 'silent' });
     sourceBundle = out.outputFiles[0]!.text;
-  }
-  return new Worker(sourceBundle, { ...workerOptions(setup, heapMb), eval: true });
+  })();
+  return bundled;
 }
