@@ -1,4 +1,4 @@
-import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { enqueueActions, sendParent, setup, type Snapshot } from 'xstate';
 import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from '../src/calls';
 
 /**
@@ -47,8 +47,6 @@ export interface ToolCallContext {
   streamEnded: boolean;
   /** The tool run in progress (set on entering `running`). */
   toolRun?: ToolRun;
-  /** Released with `start: true`: go straight on to `running`. */
-  startOnRelease: boolean;
   result?: CallResult;
 }
 
@@ -105,6 +103,36 @@ export function isCallReady(c: Pick<ToolCallContext, 'id' | 'name' | 'outcome' |
   return c.outcome === 'empty' && c.streamEnded;
 }
 
+function initialCallContext(input: ToolCallInput): ToolCallContext {
+  return { index: input.index, attempt: input.attempt, run: input.run, id: input.id, name: input.name, repaired: false, streamEnded: false };
+}
+
+/**
+ * A new call actor's first snapshot (`streaming`, the context from its input), for
+ * `createActor(toolCallMachine, { snapshot })`: XState restores it instead of computing the
+ * initial state (a pre-initial snapshot, a context assign, the initial microstep and macrostep:
+ * about a quarter of what a call costs on the gateway). The same state `toolCallMachine` starts in,
+ * as `streaming` has no entry effect there (`announce` is a no-op); `inspectedToolCallMachine`
+ * starts the usual way, so an inspector sees its entry.
+ */
+export function initialCallSnapshot(input: ToolCallInput): Snapshot<unknown> {
+  const snapshot = { status: 'active', value: 'streaming', context: initialCallContext(input), children: {}, historyValue: {} };
+  return snapshot as unknown as Snapshot<unknown>; // the persisted form XState restores (not a full MachineSnapshot)
+}
+
+/** Would the call be ready with this `call.complete`'s outcome? (Then it goes straight to `emittable`.) */
+function readyWith(context: ToolCallContext, event: ToolCallEvent): boolean {
+  return event.type === 'call.complete' && isCallReady({ id: context.id, name: context.name, outcome: event.outcome, streamEnded: context.streamEnded });
+}
+
+const INTERRUPTED: CallResult = { ok: false, content: 'Tool execution was interrupted by the user.', synthetic: 'interrupted' };
+
+/*
+ * Cost per call (issue 20): the context is this actor's own record and its actions update it in
+ * place (an `assign` copies the whole context for every field it sets), and a transition goes
+ * straight to the state it ends in when it can (`call.complete` of a ready call → emittable,
+ * `call.release {start}` → running): every extra microstep is a snapshot, sets and closures.
+ */
 export const toolCallMachine = setup({
   types: {
     context: {} as ToolCallContext,
@@ -112,12 +140,21 @@ export const toolCallMachine = setup({
     events: {} as ToolCallEvent,
   },
   guards: {
-    startOnRelease: ({ context }) => context.startOnRelease,
+    readyOnComplete: ({ context, event }) => readyWith(context, event),
+    startOnRelease: ({ event }) => event.type === 'call.release' && event.start === true,
     isReady: ({ context }) => isCallReady(context),
     judgedInvalid: ({ context }) => context.streamEnded && !isCallReady(context),
   },
   actions: {
     report: sendParent(statusReport),
+    /**
+     * Entering `complete` (payload final, not ready): the turn hears it, as it does not send
+     * `call.complete` itself (the controller sends it straight to the call). Not when the stream
+     * has ended: then the call is judged invalid at once and reports that.
+     */
+    reportWaiting: enqueueActions(({ context, enqueue }) => {
+      if (!context.streamEnded) enqueue.sendParent(statusReport({ context }, { phase: 'complete' }));
+    }),
     /** A state entry the turn does not act on: reported only in `inspectedToolCallMachine`. */
     announce: (_, _params: { phase: CallPhase }) => undefined,
     /**
@@ -126,9 +163,9 @@ export const toolCallMachine = setup({
      * (`stopTool`), and an outcome that arrives after that is dropped (the actor has ended or
      * moved on). A plain effect rather than an invoked promise actor: one actor per call, not two.
      */
-    runTool: enqueueActions(({ context, self, enqueue }) => {
+    runTool: ({ context, self }) => {
       const run: ToolRun = { abort: new AbortController(), settled: false };
-      enqueue.assign({ toolRun: run });
+      context.toolRun = run;
       const call: RunToolInput = {
         index: context.index,
         attempt: context.attempt,
@@ -137,56 +174,50 @@ export const toolCallMachine = setup({
         input: context.input ?? {},
       };
       const runner = context.run;
-      enqueue(() => {
-        let p: Promise<CallResult>;
-        try {
-          p = runner ? runner(call, run.abort.signal) : Promise.reject(new Error('no tool runner configured'));
-        } catch (error) {
-          p = Promise.reject(error);
-        }
-        p.then(
-          (result) => {
-            run.settled = true;
-            self.send({ type: 'tool.done', run, result });
-          },
-          (error: unknown) => {
-            run.settled = true;
-            self.send({ type: 'tool.error', run, error });
-          },
-        );
-      });
-    }),
+      let p: Promise<CallResult>;
+      try {
+        p = runner ? runner(call, run.abort.signal) : Promise.reject(new Error('no tool runner configured'));
+      } catch (error) {
+        p = Promise.reject(error);
+      }
+      p.then(
+        (result) => {
+          run.settled = true;
+          self.send({ type: 'tool.done', run, result });
+        },
+        (error: unknown) => {
+          run.settled = true;
+          self.send({ type: 'tool.error', run, error });
+        },
+      );
+    },
     stopTool: ({ context }) => {
       if (context.toolRun && !context.toolRun.settled) context.toolRun.abort.abort();
     },
-    assignIdentity: assign(({ context, event }) => {
-      if (event.type !== 'call.identity') return {};
+    assignIdentity: ({ context, event }) => {
+      if (event.type !== 'call.identity') return;
       // An empty or missing id/name never overwrites a known one (SPEC §5.1).
-      return { id: event.id || context.id, name: event.name || context.name };
-    }),
-    assignOutcome: assign(({ event }) => {
-      if (event.type !== 'call.complete') return {};
-      return { outcome: event.outcome, input: event.input, repaired: event.repaired ?? false };
-    }),
-    markStreamEnded: assign({ streamEnded: true }),
-    assignRelease: assign(({ event }) => (event.type === 'call.release' ? { startOnRelease: event.start === true } : {})),
-    assignSettled: assign(({ event }) => (event.type === 'call.settle' ? { result: event.result } : {})),
-    assignInterrupted: assign({
-      result: { ok: false, content: 'Tool execution was interrupted by the user.', synthetic: 'interrupted' },
-    }),
+      if (event.id) context.id = event.id;
+      if (event.name) context.name = event.name;
+    },
+    assignOutcome: ({ context, event }) => {
+      if (event.type !== 'call.complete') return;
+      context.outcome = event.outcome;
+      context.input = event.input;
+      context.repaired = event.repaired ?? false;
+    },
+    markStreamEnded: ({ context }) => {
+      context.streamEnded = true;
+    },
+    assignResult: ({ context, event }) => {
+      if (event.type === 'call.settle' || event.type === 'tool.done') context.result = event.result;
+      else if (event.type === 'tool.error') context.result = { ok: false, content: errorText(event.error) };
+      else if (event.type === 'call.interrupt') context.result = INTERRUPTED;
+    },
   },
 }).createMachine({
   id: 'toolCall',
-  context: ({ input }) => ({
-    index: input.index,
-    attempt: input.attempt,
-    run: input.run,
-    id: input.id,
-    name: input.name,
-    repaired: false,
-    streamEnded: false,
-    startOnRelease: false,
-  }),
+  context: ({ input }) => initialCallContext(input),
   output: ({ context, event }): CallDone => ({
     index: context.index,
     attempt: context.attempt,
@@ -202,12 +233,16 @@ export const toolCallMachine = setup({
     streaming: {
       entry: { type: 'announce', params: { phase: 'streaming' } },
       on: {
-        'call.complete': { target: 'complete', actions: 'assignOutcome' },
+        'call.complete': [
+          { guard: 'readyOnComplete', target: 'emittable', actions: 'assignOutcome' },
+          { target: 'complete', actions: 'assignOutcome' },
+        ],
         'call.discard': 'discarded',
       },
     },
     complete: {
-      entry: { type: 'announce', params: { phase: 'complete' } },
+      // Payload final but not ready yet (identity missing, empty arguments before the end of the stream).
+      entry: 'reportWaiting',
       always: [
         { guard: 'isReady', target: 'emittable' },
         { guard: 'judgedInvalid', target: 'invalid' },
@@ -221,17 +256,16 @@ export const toolCallMachine = setup({
     emittable: {
       entry: { type: 'report', params: { phase: 'emittable' } },
       on: {
-        'call.release': { target: 'released', actions: 'assignRelease' },
+        'call.release': [{ guard: 'startOnRelease', target: 'running' }, { target: 'released' }],
         'call.discard': 'discarded',
       },
     },
     released: {
       entry: { type: 'announce', params: { phase: 'released' } },
-      always: { guard: 'startOnRelease', target: 'running' },
       on: {
         'call.start': 'running',
-        'call.settle': { target: 'resulted', actions: 'assignSettled' },
-        'call.interrupt': { target: 'resulted', actions: 'assignInterrupted' },
+        'call.settle': { target: 'resulted', actions: 'assignResult' },
+        'call.interrupt': { target: 'resulted', actions: 'assignResult' },
         'call.discard': 'discarded',
       },
     },
@@ -239,10 +273,10 @@ export const toolCallMachine = setup({
       entry: [{ type: 'announce', params: { phase: 'running' } }, 'runTool'],
       exit: 'stopTool',
       on: {
-        'tool.done': { target: 'resulted', actions: assign({ result: ({ event }) => event.result }) },
-        'tool.error': { target: 'resulted', actions: assign({ result: ({ event }) => ({ ok: false, content: errorText(event.error) }) }) },
+        'tool.done': { target: 'resulted', actions: 'assignResult' },
+        'tool.error': { target: 'resulted', actions: 'assignResult' },
         // Leaving `running` any other way stops the tool: its AbortSignal fires and a late result is dropped.
-        'call.interrupt': { target: 'resulted', actions: 'assignInterrupted' },
+        'call.interrupt': { target: 'resulted', actions: 'assignResult' },
         'call.discard': 'discarded',
       },
     },
@@ -250,7 +284,7 @@ export const toolCallMachine = setup({
       entry: { type: 'report', params: { phase: 'invalid' } },
       on: {
         // The executor answers an invalid call with an error result; the gateway leaves it here.
-        'call.settle': { target: 'resulted', actions: 'assignSettled' },
+        'call.settle': { target: 'resulted', actions: 'assignResult' },
         'call.discard': 'discarded',
       },
     },
@@ -289,5 +323,8 @@ function statusReport({ context }: { context: ToolCallContext }, params: { phase
  * does not act on.
  */
 export const inspectedToolCallMachine: ToolCallMachine = toolCallMachine.provide({
-  actions: { announce: sendParent(statusReport) },
+  actions: {
+    announce: sendParent(statusReport),
+    reportWaiting: sendParent(({ context }) => statusReport({ context }, { phase: 'complete' })),
+  },
 });

@@ -3,7 +3,7 @@ import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
 import { type ArgsOutcome, type CallPhase, type CallResult, type Classification, type ReuseResults, reuseKey, type RunToolFn } from '../src/calls';
-import { type CallDone, type CallStatusEvent, toolCallMachine } from './toolCall.machine';
+import { type CallDone, type CallStatusEvent, initialCallSnapshot, toolCallMachine } from './toolCall.machine';
 
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
@@ -114,6 +114,8 @@ export interface TurnContext {
    * here instead of walking every call after every event (which made draining quadratic).
    */
   settledFrom: number;
+  /** Emitted events recorded by `recordStatus` / `recordDone`, sent by the `pump` that follows. */
+  outbox: TurnEmitted[];
   /**
    * Results of discarded attempts' read-only calls, by `reuseKey` (name + canonical arguments),
    * waiting for a later attempt to repeat the call; each is used once.
@@ -242,7 +244,8 @@ export const turnMachine = setup({
       return r !== undefined && r.attempt === context.attempt && context.calls[r.index] !== undefined;
     },
     /** Reports the turn acts on (the others reach it only when inspected: state entries for the timeline). */
-    actionable: ({ event }) => event.type === 'call.status' && (event.phase === 'emittable' || event.phase === 'invalid'),
+    actionable: ({ event }) =>
+      event.type === 'call.status' && (event.phase === 'emittable' || event.phase === 'invalid' || event.phase === 'complete'),
     allSettled: ({ context }) => allSettled(context),
     allSettledAfterAbort: ({ context }) =>
       context.settings.mode === 'gateway' ||
@@ -258,17 +261,21 @@ export const turnMachine = setup({
      * spawn and stop, which made a turn with many live calls quadratic. A call actor ends itself
      * in its final states.
      */
-    spawnCall: enqueueActions(({ context, event, enqueue, self }) => {
+    spawnCall: ({ context, event, self }) => {
       if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return;
-      const ref = createActor(context.settings.callLogic ?? toolCallMachine, {
-        parent: self,
-        id: `a${context.attempt}-c${event.index}`,
-        input: { index: event.index, attempt: context.attempt, run: context.settings.runTool, id: event.id, name: event.name },
-      });
+      const logic = context.settings.callLogic ?? toolCallMachine;
+      const input = { index: event.index, attempt: context.attempt, run: context.settings.runTool, id: event.id, name: event.name };
+      const id = `a${context.attempt}-c${event.index}`;
+      // The plain call machine starts from its first snapshot (no initial-state computation).
+      const ref =
+        logic === toolCallMachine
+          ? createActor(logic, { parent: self, id, input, snapshot: initialCallSnapshot(input) })
+          : createActor(logic, { parent: self, id, input });
       context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
       context.seen.add(event.index);
-      enqueue(() => ref.start());
-    }),
+      ref.start();
+    },
+    /** `call.identity`; `call.complete` when sent to the turn (the controller sends it to the call, `completeCall`). */
     forwardToCall: enqueueActions(({ context, event, enqueue }) => {
       if (event.type === 'call.identity') {
         const v = context.calls[event.index];
@@ -290,16 +297,25 @@ export const turnMachine = setup({
     recordError: assign(({ event }) => (event.type === 'stream.error' ? { error: event.error } : {})),
     endStream: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ streamEnded: true });
+      // Only a call whose payload may still be judged needs it (readiness of empty arguments,
+      // invalid at the end): one released, running or finished ignores it.
       for (const i of context.seen) {
         const v = context.calls[i];
-        if (v && !v.retired) enqueue.sendTo(v.ref, { type: 'stream.end' });
+        if (v && !v.retired && (v.phase === 'streaming' || v.phase === 'complete')) enqueue.sendTo(v.ref, { type: 'stream.end' });
       }
     }),
-    /** `emittable` (with the parsed input: classify it) or `invalid`. */
-    recordStatus: enqueueActions(({ context, event, enqueue }) => {
+    /**
+     * `complete` (payload final, not ready yet), `emittable` (with the parsed input: classify it) or
+     * `invalid`. What it tells the controller goes out with the next `pump` (`outbox`).
+     */
+    recordStatus: ({ context, event }) => {
       if (event.type !== 'call.status') return;
       const v = context.calls[event.index];
       if (!v) return;
+      if (event.phase === 'complete') {
+        if (v.phase === 'streaming') v.phase = 'complete';
+        return;
+      }
       v.phase = event.phase;
       if (event.id) v.id = event.id;
       if (event.name) v.name = event.name;
@@ -320,7 +336,7 @@ export const turnMachine = setup({
             if (kept?.length === 0) context.reusable.delete(key);
           }
         }
-        enqueue.emit({
+        context.outbox.push({
           type: 'call.ready',
           index: event.index,
           attempt: event.attempt,
@@ -328,13 +344,13 @@ export const turnMachine = setup({
           needsApproval: v.approval === 'unrequested',
         });
       } else if (event.phase === 'invalid') {
-        enqueue.emit({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
+        context.outbox.push({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
         if (context.settings.mode === 'execute') context.invalidQueue.push(event.index);
         else v.retired = true; // the gateway leaves an invalid call where it is
       }
-    }),
+    },
     /** A call actor ended (its final state ends the actor itself): resulted with its result, or discarded. */
-    recordDone: enqueueActions(({ context, event, enqueue }) => {
+    recordDone: ({ context, event }) => {
       if (!('output' in event)) return;
       const done = event.output;
       const v = context.calls[done.index];
@@ -350,16 +366,20 @@ export const turnMachine = setup({
       }
       if (done.result) {
         const reused = v.reused !== undefined && done.result === v.reused;
-        enqueue.emit({ type: 'tool.result', index: done.index, attempt: done.attempt, result: done.result, ...(reused ? { reused } : {}) });
+        context.outbox.push({ type: 'tool.result', index: done.index, attempt: done.attempt, result: done.result, ...(reused ? { reused } : {}) });
       }
-    }),
+    },
     /**
      * Release what the ordered prefix allows, answer invalid and problem calls, then start what may
      * start. Counters and cursors live in the context and are updated in place (like `calls`): an
      * `assign` would copy the whole context on every report. A call released and started in the
-     * same pump gets one event (`call.release` with `start: true`).
+     * same pump gets one event (`call.release` with `start: true`). First it emits what
+     * `recordStatus` / `recordDone` recorded (one enqueue per event instead of two).
      */
     pump: enqueueActions(({ context, enqueue }) => {
+      const outbox = context.outbox;
+      for (let k = 0; k < outbox.length; k++) enqueue.emit(outbox[k]!);
+      outbox.length = 0;
       if (context.closing) return;
       const s = context.settings;
       const calls = context.calls;
@@ -551,6 +571,7 @@ export const turnMachine = setup({
     structuredReleased: false,
     unrequestedApprovals: 0,
     settledFrom: 0,
+    outbox: [],
     reusable: seedReusable(input.reusable),
   }),
   initial: 'streaming',
@@ -617,4 +638,18 @@ export const turnMachine = setup({
 });
 
 export type TurnMachine = typeof turnMachine;
+
+/**
+ * `call.complete` straight to the call actor (what the controller does): one event instead of
+ * two, as the turn only forwarded it. The call reports `complete` (waiting for its identity or
+ * the end of the stream), `emittable` or `invalid` as usual. Dropped, as the turn would drop it,
+ * outside `streaming` or for a call the turn is finished with.
+ */
+export function completeCall(turn: TurnActorRef, event: Extract<TurnEvent, { type: 'call.complete' }>): void {
+  const snap = turn.getSnapshot();
+  if (snap.value !== 'streaming') return;
+  const v = snap.context.calls[event.index];
+  if (v === undefined || v.retired || (v.phase !== 'streaming' && v.phase !== 'complete')) return;
+  v.ref.send({ type: 'call.complete', outcome: event.outcome, input: event.input, repaired: event.repaired });
+}
 export type TurnActorRef = ActorRefFrom<TurnMachine>;

@@ -8,6 +8,7 @@ import {
   type TurnEmitted,
   type TurnOutcome,
   type TurnSettings,
+  completeCall,
   turnMachine,
 } from '../../machines/turn.machine';
 import { ArgBuffer } from '../args/buffer';
@@ -529,20 +530,14 @@ export class TurnController {
     s.completeSent = true;
     if (s.timing.completeMs === undefined) s.timing.completeMs = this.clock.now();
     if (repaired) {
-      this.actor.send({
-        type: 'call.complete',
-        index: s.index,
-        outcome: 'object',
-        input: repaired,
-        repaired: true,
-      });
+      completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: 'object', input: repaired, repaired: true });
       return;
     }
     const p = s.buf.parse();
     if (p.kind === 'object') {
-      this.actor.send({ type: 'call.complete', index: s.index, outcome: 'object', input: p.value });
+      completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: 'object', input: p.value });
     } else {
-      this.actor.send({ type: 'call.complete', index: s.index, outcome: p.kind });
+      completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: p.kind });
     }
   }
 
@@ -569,7 +564,7 @@ export class TurnController {
           }
         } else if (p.kind === 'empty') {
           // An empty-arguments call cut by max_tokens is dropped.
-          this.actor.send({ type: 'call.complete', index: last.index, outcome: 'invalid' });
+          completeCall(this.actor, { type: 'call.complete', index: last.index, outcome: 'invalid' });
         }
       }
     }
