@@ -15,13 +15,18 @@
  * call's `content_block_stop` minus the upstream writing the chunk that completed its arguments,
  * and `message_stop` minus the last line; p50/p99), the gateway's RSS
  * and open file descriptors (start, max, end; Linux /proc), /health latency (max) and the soft
- * `ulimit -n`. The gateway runs with its defaults except the limits the load needs
+ * `ulimit -n`. Failed turns are classified (HTTP status + the gateway's error type and message,
+ * socket errors, an error event's type, a turn cut short or with wrong calls). Where the time went:
+ * the gateway's CPU (% of one core), how long it was runnable but waiting for a CPU (schedstat),
+ * the load generator's own CPU and event-loop delay (its delay is inside every latency it
+ * measures), the load average; `--profile DIR` writes the gateway's V8 CPU profile. The gateway runs with its defaults except the limits the load needs
  * (`--max-concurrency` and `--max-connections`).
  *
  * Optional: `neighbours` CPU-heavy processes (each spins on JSON work for the whole run) share
  * the machine with the gateway, the load generator and the poller.
  *
- *   npm run bench:soak -- [--duration MS] [--streams N] [--slow N] [--idle N] [--neighbours N]
+ *   npm run bench:soak -- [--duration MS] [--streams N] [--slow N] [--idle N] [--neighbours N] [--profile DIR]
+ *   (--profile: a V8 CPU profile of the gateway process, written when it exits)
  *   (= npx ts-node -T bench/soak.ts …; or node dist/bench/soak.js after a build; npm run bench -- --only soak)
  *
  * 2,000 streams need more descriptors than the usual 1,024: raise the soft limit first
@@ -31,8 +36,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { chatChunk, type RecordedRequest, type ScriptLine, startScriptedUpstream } from '../src/gateway/scripted';
 
 /** A separate process that GETs /health every 500 ms (1 s timeout) until its stdin ends; prints JSON. */
@@ -62,6 +68,8 @@ export interface SoakOptions {
   idleSockets?: number;
   /** CPU-heavy neighbour processes running beside the gateway for the whole run. Default 0. */
   neighbours?: number;
+  /** Write a V8 CPU profile of the gateway process into this directory (`--cpu-prof`). */
+  profileDir?: string;
 }
 
 /** A neighbour: JSON work in a loop until killed or its time (argv, ms) is up (the CPU-heavy process next to the gateway). */
@@ -105,6 +113,23 @@ export interface SoakResult {
   idleCloses: number;
   ulimitN: string;
   alive: boolean;
+  /** Where the time went: the gateway's CPU over the run (% of one core; Node runs JS on one). */
+  gatewayCpuPct: number;
+  /** The load generator's own CPU (% of one core) and its event-loop delay (p99 / max ms): when it is busy, measured latencies include its own delay. */
+  benchCpuPct: number;
+  benchLoopP99Ms: number;
+  benchLoopMaxMs: number;
+  /** 1-minute load average at the start and end of the run, and the CPUs it is shared by. */
+  loadStart: number;
+  loadEnd: number;
+  cpus: number;
+  /**
+   * The gateway's main thread was runnable but waiting for a CPU this share of the run (Linux
+   * schedstat, all its threads): high means the machine, not the gateway's own work, held it back.
+   */
+  gatewayRunQueuePct: number;
+  /** The gateway's CPU profile (when `profileDir` was given). */
+  profile?: string;
 }
 
 const PATHS = ['a.txt', 'b.txt', 'c.txt'];
@@ -140,6 +165,27 @@ function procNum(pid: number, what: 'rss' | 'fds'): number {
   }
 }
 
+/** user + system CPU of a process, ms (Linux /proc/<pid>/stat; clock ticks of 10 ms). */
+function procCpuMs(pid: number): number {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(rest[11]) + Number(rest[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Run time and run-queue wait of a process, ms (Linux /proc/<pid>/schedstat: ns on a CPU, ns runnable but waiting for one). */
+function procSched(pid: number): { runMs: number; waitMs: number } {
+  try {
+    const [run, wait] = fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    return { runMs: run! / 1e6, waitMs: wait! / 1e6 };
+  } catch {
+    return { runMs: NaN, waitMs: NaN };
+  }
+}
+
 /** The gateway CLI: the built one next to this file, or the sources through ts-node. */
 function cliCommand(): string[] {
   // SLUICE_SOAK_CLI: another build's dist/src/cli/main.js (e.g. a bench/baseline.ts build), to soak that gateway.
@@ -159,6 +205,22 @@ function checkTurn(text: string): boolean {
   return inputs.length === 3 && inputs.every((x, i) => x.path === PATHS[i]);
 }
 
+/** The gateway's error body, reduced to its type and the message's first words (gateway text, never tool data). */
+function errorKind(text: string): string {
+  try {
+    const e = (JSON.parse(text) as { error?: { type?: string; message?: string } }).error;
+    return `${e?.type ?? '?'}: ${(e?.message ?? '').replace(/\d+/g, 'N').slice(0, 60)}`;
+  } catch {
+    return '(no JSON body)';
+  }
+}
+
+/** What is wrong with a 200 turn that has no error event: cut short (no message_stop) or wrong calls. */
+function wrongTurn(text: string): string {
+  const calls = (text.match(/event: content_block_stop/g) ?? []).length;
+  return text.includes('event: message_stop') ? `wrong calls (${calls} blocks)` : `cut short (${calls} of 3 calls, no message_stop)`;
+}
+
 export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   const durationMs = opts.durationMs ?? 60_000;
   const nStreams = opts.streams ?? 500;
@@ -176,9 +238,10 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     },
     maxRecorded: 100,
   });
+  const profArgs = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [];
   const proc = spawn(
     process.execPath,
-    [...cliCommand(), 'serve', '--upstream', up.url, '--port', '0', '--max-concurrency', String(nStreams + 50), '--max-connections', String(nStreams + nSlow + nIdle + 200), '--log-level', 'warn'],
+    [...profArgs, ...cliCommand(), 'serve', '--upstream', up.url, '--port', '0', '--max-concurrency', String(nStreams + 50), '--max-connections', String(nStreams + nSlow + nIdle + 200), '--log-level', 'warn'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
   );
   let alive = true;
@@ -261,6 +324,13 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   for (let i = 0; i < nSlow; i++) slow();
 
   // ---- resource samples and /health
+  const loadStart = os.loadavg()[0]!;
+  const cpuStart = procCpuMs(pid);
+  const schedStart = procSched(pid);
+  const benchCpu0 = process.cpuUsage();
+  const benchT0 = performance.now();
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const rssStart = procNum(pid, 'rss');
   const fdsStart = procNum(pid, 'fds');
   let rssMax = rssStart;
@@ -317,7 +387,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
               const wrote = rec?.writes.find((w) => w.line === line)?.at;
               if (wrote !== undefined && stops[k] !== undefined) perEvent.push(stops[k]! - wrote);
             });
-          } else fail(res.statusCode === 200 ? (/event: error\ndata: .*"type":"(\w+)"/.exec(text.slice(-2000))?.[1] ?? 'wrong turn') : `HTTP ${res.statusCode}`);
+          } else fail(res.statusCode === 200 ? (/event: error\ndata: .*"type":"(\w+)"/.exec(text.slice(-2000))?.[1] ?? wrongTurn(text)) : `HTTP ${res.statusCode} ${errorKind(text)}`);
           resolve();
         });
         res.on('error', (err: NodeJS.ErrnoException) => {
@@ -350,6 +420,12 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     });
     poller.stdin.end('stop\n');
   });
+  loop.disable();
+  const wallMs = performance.now() - benchT0;
+  const gatewayCpuMs = procCpuMs(pid) - cpuStart;
+  const schedEnd = procSched(pid);
+  const benchCpu = process.cpuUsage(benchCpu0);
+  const loadEnd = os.loadavg()[0]!;
   const rssEnd = procNum(pid, 'rss');
   const fdsEnd = procNum(pid, 'fds');
   for (const s of opened) s.destroy();
@@ -359,6 +435,8 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   proc.kill('SIGTERM');
   await new Promise((r) => (alive ? proc.once('exit', r) : r(undefined)));
   await up.close();
+  let profile: string | undefined;
+  if (opts.profileDir) profile = fs.readdirSync(opts.profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(opts.profileDir!, f)).sort().pop();
   let ulimitN = 'unknown';
   try {
     ulimitN = execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim();
@@ -398,6 +476,15 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     idleCloses,
     ulimitN,
     alive: wasAlive,
+    gatewayCpuPct: r2((100 * gatewayCpuMs) / wallMs),
+    gatewayRunQueuePct: r2((100 * (schedEnd.waitMs - schedStart.waitMs)) / wallMs),
+    benchCpuPct: r2((100 * (benchCpu.user + benchCpu.system)) / 1000 / wallMs),
+    benchLoopP99Ms: r2(loop.percentile(99) / 1e6),
+    benchLoopMaxMs: r2(loop.max / 1e6),
+    loadStart: r2(loadStart),
+    loadEnd: r2(loadEnd),
+    cpus: os.cpus().length,
+    ...(profile ? { profile } : {}),
   };
 }
 
@@ -409,6 +496,8 @@ export function formatSoak(r: SoakResult): string {
     '|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|',
     `| ${r.turns} | ${r.correct} | ${r.failed} | ${r.addedP50Ms} | ${r.addedP99Ms} | ${r.addedMaxMs} | ${r.eventP50Ms} / ${r.eventP99Ms} (${r.events}) | ${r.healthMaxMs} | ${r.healthFailures} of ${r.healthPolls} | ${r.rssStartMiB} / ${r.rssMaxMiB} / ${r.rssEndMiB} | ${r.fdsStart} / ${r.fdsMax} / ${r.fdsEnd} | ${r.slowBodyCloses} | ${r.idleCloses} |`,
     ...(r.failed > 0 ? ['', `Failed turns: ${Object.entries(r.failures).map(([k, n]) => `${k} ${n}`).join(', ')}.`] : []),
+    '',
+    `Where the time went: gateway CPU ${r.gatewayCpuPct}% of one core (its JavaScript runs on one), runnable but waiting for a CPU ${r.gatewayRunQueuePct}% of the run, load generator (client + scripted upstream, one process) ${r.benchCpuPct}% with event-loop delay p99 ${r.benchLoopP99Ms} ms / max ${r.benchLoopMaxMs} ms (added latencies include that delay); load average ${r.loadStart} → ${r.loadEnd} on ${r.cpus} CPUs.${r.profile ? ` Gateway CPU profile: ${r.profile}.` : ''}`,
     '',
   ].join('\n');
 }
@@ -429,6 +518,8 @@ if (require.main === module) {
     const v = num(flag);
     if (v !== undefined) o[key] = v;
   }
+  const pi = process.argv.indexOf('--profile');
+  if (pi >= 0) o.profileDir = path.resolve(process.argv[pi + 1] ?? 'soak-profile');
   benchSoak(o)
     .then((r) => {
       process.stdout.write(formatSoak(r));
