@@ -5,16 +5,17 @@
  * `workers` of them, and exit after `idleMs` without a job; jobs wait in order for a free worker.
  *
  * The body's bytes are transferred in (no copy) and the backend body's bytes come back the same
- * way, with the request's small head (translate.ts). Each live worker reserves `WORKER_RESERVE_BYTES`
- * of the gateway's MemoryBudget (the body itself is already charged by body.ts) and runs under V8
- * `resourceLimits` sized for the largest body.
+ * way, with the request's small head (translate.ts). The pool reserves `WORKER_RESERVE_BYTES` per
+ * worker of the gateway's MemoryBudget for as long as the gateway runs (a worker's own heap and
+ * code; the body itself is charged by body.ts), only as many workers as fit beside one body of the
+ * largest size; each runs under V8 `resourceLimits` sized for the largest body.
  *
  * Outcomes (`PoolResult`): `done` (the translation, or the request's own 400); `failed` — the worker
  * crashed (500 `api_error`), ran out of memory (500) or took longer than `timeoutMs` (504
  * `timeout_error`, the worker is replaced) — a GatewayError the route answers in its own shape;
  * `inline` — no worker can run here (its file is missing in this build, it failed to load, or the
  * budget has no room for one): the caller translates on the event loop. The pool logs why, once
- * per cause (`body_worker_unavailable`, `body_worker_skipped`), never silently.
+ * (`body_worker_unavailable`), never silently.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -110,7 +111,6 @@ export class BodyWorkerPool {
   private idleTimer: NodeJS.Timeout | undefined;
   /** Why no worker can run here (then every job is `inline`). */
   private unavailable: string | undefined;
-  private budgetNoted = false;
   private bundling = false;
   private closed = false;
   private readonly heapMb: number;
@@ -126,7 +126,17 @@ export class BodyWorkerPool {
     this.options = { ...BODY_WORKER_DEFAULTS, ...options };
     // The largest body's working set (what the budget charges for it) plus the worker's own code.
     this.heapMb = Math.ceil((maxBodyBytes * budget.factor) / 1048576) + 64;
+    // Workers reserve their memory once, as many as fit beside one body of the largest size.
+    const room = budget.bytes - maxBodyBytes * budget.factor;
+    this.maxWorkers = Math.min(this.options.workers, Math.max(0, Math.floor(room / WORKER_RESERVE_BYTES)));
+    if (this.maxWorkers === 0 || !budget.reserve(this.maxWorkers * WORKER_RESERVE_BYTES)) {
+      this.maxWorkers = 0;
+      this.giveUp(`the body memory budget leaves no room for a worker (${WORKER_RESERVE_BYTES} bytes) beside the largest body`);
+    }
   }
+
+  /** Workers at most (what the budget leaves room for, up to `options.workers`). */
+  readonly maxWorkers: number;
 
   /** Why no worker can run (undefined while workers can). */
   get unavailableReason(): string | undefined {
@@ -150,7 +160,9 @@ export class BodyWorkerPool {
 
   /** Stop every worker; queued and running jobs end as `failed` (`closed`). */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
+    this.budget.release(this.maxWorkers * WORKER_RESERVE_BYTES);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     for (const j of this.queue.splice(0)) j.resolve(closedResult());
     const exits: Promise<number>[] = [];
@@ -170,7 +182,7 @@ export class BodyWorkerPool {
         continue;
       }
       const starting = [...this.slots].filter((s) => !s.ready).length;
-      if (this.slots.size >= this.options.workers || starting >= this.queue.length) return;
+      if (this.slots.size >= this.maxWorkers || starting >= this.queue.length) return;
       if (!this.start()) return;
     }
     this.armIdle();
@@ -197,18 +209,10 @@ export class BodyWorkerPool {
       }
       return false;
     }
-    if (!this.budget.reserve(WORKER_RESERVE_BYTES)) {
-      if (this.slots.size > 0) return false; // a running worker takes the job when it is free
-      if (!this.budgetNoted) this.logger.warn('body_worker_skipped', { reason: 'memory budget', reserveBytes: WORKER_RESERVE_BYTES });
-      this.budgetNoted = true;
-      for (const j of this.queue.splice(0)) j.resolve({ kind: 'inline' });
-      return false;
-    }
     let worker: Worker;
     try {
       worker = at.source ? new Worker(sourceBundle!, { ...workerOptions(this.setup, this.heapMb), eval: true }) : new Worker(at.file, workerOptions(this.setup, this.heapMb));
     } catch (err) {
-      this.budget.release(WORKER_RESERVE_BYTES);
       this.giveUp(`the worker could not start (${err instanceof Error ? err.name : 'unknown'})`);
       return false;
     }
@@ -237,7 +241,6 @@ export class BodyWorkerPool {
     });
     worker.on('exit', (code) => {
       this.slots.delete(slot);
-      this.budget.release(WORKER_RESERVE_BYTES);
       if (!slot.ready && this.unavailable === undefined) this.giveUp(`the worker exited while loading (code ${code})`);
       this.settle(slot, failed('exit', `the body worker exited (code ${code})`, code));
       if (!this.closed) this.pump();

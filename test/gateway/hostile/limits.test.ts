@@ -4,12 +4,12 @@
  * capped, memory comes back. Against a real `sluice serve` child with the hostile upstream; the
  * child reports its own event-loop delay (loopProbe.ts, perf_hooks monitorEventLoopDelay).
  *
- * CI scale: --max-body 2m and --body-memory 20m (one 2 MiB body costs 16 MiB of the budget, so a
- * second one at the same time does not fit). A valid body is still parsed on the event loop
- * (docs/limits.md "Memory budget"), so the bodies here are small enough for /health to stay
- * under 1 s on a loaded 2-core machine. SLUICE_HEAVY=1 (npm run test:hostile-heavy): the
- * default 32 MiB / 768 MiB limits, 16 MiB nested 8 million deep, eight 31 MiB bodies at once and
- * a 200 MB error body.
+ * CI scale: --max-body 2m and --body-memory 80m (one 2 MiB body costs 16 MiB of the budget, each
+ * live body worker reserves 32 MiB). A valid body of 512 KiB or more is parsed and translated in
+ * a body worker (src/gateway/worker, docs/limits.md "Memory budget"), so the event loop stays
+ * free while it is. SLUICE_HEAVY=1 (npm run test:hostile-heavy): the default 32 MiB / 768 MiB
+ * limits, 16 MiB nested 8 million deep, valid 4 / 16 / 31 MiB bodies, eight 31 MiB bodies at once
+ * and a 200 MB error body.
  */
 import * as path from 'node:path';
 import { startHostileUpstream, type HostileUpstream } from './upstream';
@@ -20,7 +20,9 @@ jest.setTimeout(HEAVY ? 600_000 : 120_000);
 
 const MiB = 1024 * 1024;
 const MAX_BODY = HEAVY ? 32 * MiB : 2 * MiB;
-const BUDGET = HEAVY ? 768 * MiB : 20 * MiB;
+const BUDGET = HEAVY ? 768 * MiB : 80 * MiB;
+/** The event-loop goal is ~50 ms (issue 18); this machine is shared and loaded, so the bound is looser. */
+const LOOP_BOUND_MS = 250;
 
 let up: HostileUpstream;
 let gw: ChildGateway;
@@ -31,7 +33,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 beforeAll(async () => {
   up = await startHostileUpstream();
-  const limits = HEAVY ? [] : ['--max-body', '2m', '--body-memory', '20m'];
+  const limits = HEAVY ? [] : ['--max-body', '2m', '--body-memory', '80m'];
   gw = await spawnGateway(
     ['--upstream', up.url, '--port', '0', '--max-concurrency', '8', '--idle-timeout', '3000', '--log-level', 'warn', ...limits],
     {},
@@ -109,6 +111,20 @@ describe('one large request cannot stall or bloat the gateway', () => {
     expect(anyError(r!)).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/nested deeper than 128 levels/) });
     // The old walk over the parsed body blocked the loop for seconds; the streaming scan never does.
     expect(g.loopMaxMs).toBeLessThan(HEAVY ? 100 : 250);
+  });
+
+  test(`valid ${HEAVY ? '4, 16 and 31' : '2'} MiB bodies are translated off the event loop: /health within 1 s, the loop never held`, async () => {
+    const sizes = HEAVY ? [4 * MiB, 16 * MiB, 31 * MiB] : [MAX_BODY - 1024];
+    // Warm-up: the first large body starts the worker (from sources: bundles it first).
+    expect((await post(gw.url, '/v1/messages', Buffer.from(bigMessages(MiB)), { timeoutMs: 60_000 })).status).toBe(200);
+    for (const size of sizes) {
+      const payload = Buffer.from(bigMessages(size, 'ok-slow:20'));
+      let status = 0;
+      const g = await guarded(async () => {
+        status = (await post(gw.url, '/v1/messages', payload, { timeoutMs: 120_000 })).status;
+      });
+      expect({ size, status, loopBelowBound: g.loopMaxMs < LOOP_BOUND_MS }).toEqual({ size, status: 200, loopBelowBound: true });
+    }
   });
 
   test('invalid JSON is refused at the first bad byte, before the body is complete', async () => {
