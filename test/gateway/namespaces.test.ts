@@ -156,6 +156,25 @@ describe('server-side tool search (OpenAI runs it; no backend here can)', () => 
   });
 });
 
+describe('history: top-level tools that come back namespaced', () => {
+  test('namespace "functions" (Codex’s default) or equal to the name (OpenAI’s tool search) names the plain tool', () => {
+    const APPLY = { type: 'custom', name: 'apply_patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: x' } };
+    const req = parseResponsesRequest({
+      model: 'm',
+      tools: [fn('exec_command'), fn('get_shipping_eta'), APPLY, WORDBOOK],
+      input: [
+        { type: 'message', role: 'user', content: 'go' },
+        { type: 'function_call', call_id: 'a', name: 'exec_command', namespace: 'functions', arguments: '{}' },
+        { type: 'function_call', call_id: 'b', name: 'get_shipping_eta', namespace: 'get_shipping_eta', arguments: '{}' },
+        { type: 'custom_tool_call', call_id: 'c', name: 'apply_patch', namespace: 'functions', input: 'x' },
+        { type: 'function_call', call_id: 'd', name: 'lookup_word', namespace: 'mcp__wordbook', arguments: '{}' },
+      ],
+    });
+    expect((req.messages[1] as { content: { name: string }[] }).content.map((b) => b.name)).toEqual(['exec_command', 'get_shipping_eta', 'apply_patch', 'mcp__wordbook__lookup_word']);
+    expect(req.tools?.map((t) => t.name)).toEqual(['exec_command', 'get_shipping_eta', 'apply_patch', 'mcp__wordbook__lookup_word']);
+  });
+});
+
 describe('custom tools inside a namespace (NamespaceTool.tools: function | custom)', () => {
   const PATCH = { type: 'custom', name: 'patch', description: 'Edit files.', format: { type: 'grammar', syntax: 'lark', definition: 'start: x' } };
 

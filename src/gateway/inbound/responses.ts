@@ -127,7 +127,7 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
       if (type === 'function_call') {
         const member = nonEmptyStr(it.name, `${where}.name`);
         // Codex: a namespace member's call carries `namespace`; the backend knows it by its flat name.
-        const name = it.namespace === undefined || it.namespace === null ? member : tools.names.member(nonEmptyStr(it.namespace, `${where}.namespace`), member);
+        const name = it.namespace === undefined || it.namespace === null ? member : tools.names.called(nonEmptyStr(it.namespace, `${where}.namespace`), member);
         const input = argumentsObject(it.arguments, `${where}.arguments`);
         count.chars += name.length + JSON.stringify(input).length;
         lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name, input });
@@ -135,7 +135,7 @@ function parseInput(input: unknown, instructions: string | undefined, count: Cou
         const input = str(it.input, `${where}.input`);
         count.chars += input.length;
         const member = nonEmptyStr(it.name, `${where}.name`);
-        const name = it.namespace === undefined || it.namespace === null ? tools.names.custom(member) : tools.names.member(nonEmptyStr(it.namespace, `${where}.namespace`), member, 'custom');
+        const name = it.namespace === undefined || it.namespace === null ? tools.names.custom(member) : tools.names.called(nonEmptyStr(it.namespace, `${where}.namespace`), member, 'custom');
         lastAssistant().push({ type: 'tool_use', id: nonEmptyStr(it.call_id, `${where}.call_id`), name, input: { input } });
       } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
         const id = nonEmptyStr(it.call_id, `${where}.call_id`);

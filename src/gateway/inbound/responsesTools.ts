@@ -83,6 +83,22 @@ export class ClientToolNames {
     return flat;
   }
 
+  /**
+   * The backend name of a call in the history that carries a namespace. A top-level function can
+   * come back namespaced too — in Codex's default namespace `functions`, or, after OpenAI's own
+   * tool search, with `namespace` equal to its name (openai-agents-python
+   * `is_reserved_synthetic_tool_namespace`): a plain tool of that name is meant then.
+   */
+  called(namespace: string, name: string, kind: 'function' | 'custom' = 'function'): string {
+    const plain = (namespace === DEFAULT_NAMESPACE || namespace === name) && !this.byMember.has(`${namespace}\u0000${name}`);
+    if (plain && kind === 'function' && this.taken.has(name) && this.refs.get(name) === undefined) return name;
+    if (plain && kind === 'custom') {
+      const flat = this.find({ kind: 'custom', name });
+      if (flat !== undefined) return flat;
+    }
+    return this.member(namespace, name, kind);
+  }
+
   /** The backend name of a freeform custom tool (its own name unless that clashes). */
   custom(name: string): string {
     for (const [flat, r] of this.refs) if (r.kind === 'custom' && r.name === name && r.namespace === undefined) return flat;
