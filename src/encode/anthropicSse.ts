@@ -1,7 +1,6 @@
-import { nodeCrypto } from '../nodeCrypto';
 import type { OutputEvent } from '../release/output';
 import type { FinishReason, StreamErrorInfo } from '../wire/events';
-import { UsageCounter } from './openaiCommon';
+import { BASE62, randomChars, UsageCounter } from './openaiCommon';
 
 /**
  * OutputEvent sequence → Anthropic Messages streaming events (SPEC §5.9), as SSE text
@@ -106,20 +105,6 @@ export interface AnthropicEncodeOptions {
 }
 
 const HEX = '0123456789abcdef';
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-function randomChars(alphabet: string, count: number): string {
-  // Rejection sampling keeps the distribution uniform (bytes at or above `limit` are skipped).
-  const limit = 256 - (256 % alphabet.length);
-  let out = '';
-  while (out.length < count) {
-    const bytes = nodeCrypto().randomBytes(count * 2);
-    for (let i = 0; i < bytes.length && out.length < count; i++) {
-      if (bytes[i] < limit) out += alphabet[bytes[i] % alphabet.length];
-    }
-  }
-  return out;
-}
 
 /** Default ids: `msg_` + 32 random hex chars, `toolu_` + 24 random base62 chars. */
 export const randomAnthropicId: IdGenerator = (kind) =>

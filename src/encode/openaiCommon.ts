@@ -5,17 +5,33 @@ import type { FinishReason, Usage } from '../wire/events';
  * Pieces the encoders share: ids, usage (also anthropicSse.ts) and the Chat finish mapping.
  */
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** `prefix` + `count` random base62 characters (uniform: bytes at or above 248 are skipped). */
-export function randomId(prefix: string, count = 24): string {
-  let out = prefix;
-  const want = prefix.length + count;
-  while (out.length < want) {
-    const bytes = nodeCrypto().randomBytes(count * 2);
-    for (let i = 0; i < bytes.length && out.length < want; i++) if (bytes[i]! < 248) out += BASE62[bytes[i]! % 62];
+/** Random bytes for ids, drawn 4 KiB at a time (one `randomBytes` call per ~100 ids, not one per id). */
+let pool: Buffer | undefined;
+let poolAt = 0;
+
+/**
+ * `count` random characters of `alphabet` (uniform: rejection sampling skips bytes at or above the
+ * largest multiple of the alphabet's size). Ids only — not secrets.
+ */
+export function randomChars(alphabet: string, count: number): string {
+  const limit = 256 - (256 % alphabet.length);
+  let out = '';
+  while (out.length < count) {
+    if (pool === undefined || poolAt >= pool.length) {
+      pool = nodeCrypto().randomBytes(4096);
+      poolAt = 0;
+    }
+    const b = pool[poolAt++]!;
+    if (b < limit) out += alphabet[b % alphabet.length];
   }
   return out;
+}
+
+/** `prefix` + `count` random base62 characters. */
+export function randomId(prefix: string, count = 24): string {
+  return prefix + randomChars(BASE62, count);
 }
 
 /**
