@@ -239,14 +239,14 @@ export class TurnController {
   private resolvedSet = new Set<number>();
   private pending: Pending[] = [];
   private pendingHead = 0;
+  /** The finish the current attempt's stream reported (a finish lets every closed call complete). */
   private finish?: FinishReason;
-  private finishSeen = false;
+  /**
+   * The current attempt's stream ended. Set before the remaining calls are completed (the turn
+   * hears `stream.end` after them), so the output frontier may already jump gaps meanwhile.
+   */
   private streamEnded = false;
   private ignoring = false;
-  /** The current attempt's stream ended or failed: later events for it are dropped. */
-  private closed = false;
-  /** Between a failed attempt and the start of the next one. */
-  private retrying = false;
   private messageStarted = false;
   private text = '';
   private thinking = '';
@@ -256,7 +256,6 @@ export class TurnController {
   private readonly warnings: ControllerWarning[] = [];
   private readonly allTimings: CallTiming[] = [];
   private resolveDone!: (s: TurnSummary) => void;
-  private finished = false;
   /** Ids of earlier turns (`knownCallIds`) and ids given out in the current attempt. */
   private readonly knownIds: ReadonlySet<string>;
   private attemptIds = new Set<string>();
@@ -312,7 +311,7 @@ export class TurnController {
 
   /** Feed one canonical event. Cheap for fragments and text; never throws on odd input. */
   feed(ev: StreamEvent): void {
-    if (this.finished || this.retrying || this.closed) return;
+    if (!this.attemptOpen) return;
     if (this.ignoring && ev.type !== 'stream.end' && ev.type !== 'stream.error') return;
     switch (ev.type) {
       case 'call.fragment': {
@@ -372,7 +371,6 @@ export class TurnController {
         return;
       case 'finish':
         this.finish = ev.reason;
-        this.finishSeen = true;
         this.actor.send({ type: 'stream.finish', reason: ev.reason });
         for (const slot of this.slots.values()) this.check(slot);
         return;
@@ -427,7 +425,7 @@ export class TurnController {
    * baseline), and the turn fails with a non-retryable `limit_exceeded` stream error.
    */
   private failLimit(hit: LimitHit): void {
-    if (this.limitHit !== undefined || this.closed) return;
+    if (this.limitHit !== undefined || !this.attemptOpen) return;
     this.limitHit = hit;
     const message = limitMessage(hit);
     this.warn('limit_exceeded', message, hit.index);
@@ -522,7 +520,7 @@ export class TurnController {
     if (s.completeSent) return;
     const st = s.buf.status;
     if (st !== 'closed' && st !== 'invalid') return;
-    if (this.completion === 'evidence-only' && !s.evidence && !this.finishSeen) return;
+    if (this.completion === 'evidence-only' && !s.evidence && this.finish === undefined) return;
     this.complete(s);
   }
 
@@ -544,7 +542,6 @@ export class TurnController {
   private onStreamEnd(): void {
     if (this.streamEnded) return;
     this.streamEnded = true;
-    this.closed = true;
     this.streamEndMs = this.clock.now();
     for (const s of this.slots.values()) if (!s.completeSent) this.complete(s);
     // Truncation: repair only now, only the last call (SPEC §5.7).
@@ -575,7 +572,6 @@ export class TurnController {
 
   private onStreamError(error: StreamErrorInfo, retryable: boolean): void {
     this.error = error;
-    this.closed = true;
     this.actor.send({ type: 'stream.error', error, retryable });
   }
 
@@ -678,13 +674,10 @@ export class TurnController {
         for (const s of this.slots.values()) s.timing.state = 'discarded';
         this.trace({ t: this.clock.now(), kind: 'discarded', attempt: this.attempt });
         this.resetAttempt();
-        this.retrying = true;
         this.events.emit('attempt.retry', e);
         return;
       case 'attempt.begin':
         this.attempt = e.attempt;
-        this.retrying = false;
-        this.closed = false;
         this.trace({ t: this.clock.now(), kind: 'attempt.start', attempt: e.attempt });
         this.events.emit('attempt.begin', e);
         return;
@@ -705,7 +698,6 @@ export class TurnController {
     this.pending = [];
     this.pendingHead = 0;
     this.finish = undefined;
-    this.finishSeen = false;
     this.streamEnded = false;
     this.ignoring = false;
     this.text = '';
@@ -718,8 +710,6 @@ export class TurnController {
   }
 
   private onTurnDone(outcome: TurnOutcome): void {
-    if (this.finished) return;
-    this.finished = true;
     const ctx = this.actor.getSnapshot().context;
     for (const s of this.slots.values()) {
       const v = ctx.calls[s.index];
@@ -902,8 +892,18 @@ export class TurnController {
     return this.attempt;
   }
 
-  /** False once the current attempt's stream ended or failed (stop reading it). */
+  /**
+   * False once the current attempt's stream ended or failed (stop reading it): the turn machine's
+   * state says so (`streaming`, or `aborting` while an abort commits; not `draining`, `backoff` or
+   * `done`), so the controller keeps no flags of its own for it.
+   */
   get attemptOpen(): boolean {
-    return !this.closed && !this.retrying && !this.finished;
+    const state = this.actor.getSnapshot().value;
+    return state === 'streaming' || state === 'aborting';
+  }
+
+  /** The turn is done (its summary is out): late answers and aborts are ignored. */
+  private get finished(): boolean {
+    return this.actor.getSnapshot().status === 'done';
   }
 }
