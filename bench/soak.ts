@@ -396,7 +396,8 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
         });
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
-        fail(`request ${err.code ?? err.message}`);
+        // A reused keep-alive socket that the gateway closed as the request went out (keep-alive timeout or cap eviction).
+        fail(`request ${err.code ?? err.message}${req.reusedSocket ? ' (reused keep-alive socket)' : ''}`);
         byModel.delete(model);
         resolve();
       });
