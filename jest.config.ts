@@ -3,8 +3,9 @@ import type { Config } from 'jest';
 /**
  * Suites that assert wall-clock bounds under load of their own (a /health answer within 1 s while
  * a child gateway parses hostile bodies, its event-loop delay, keep-alive pings within 200 ms,
- * 200 concurrent streams within the SDK's timeout, refusals within 500 ms). `npm test` runs them
- * after the rest, one at a time, so that no other test file competes with them for the 2 cores.
+ * 200 concurrent streams within the SDK's timeout, refusals within 500 ms, real-clock turns
+ * compared within 20 ms). `npm test` runs them after the rest, one at a time, so that no other
+ * test file competes with them for the 2 cores. A new suite that asserts wall-clock time goes here.
  */
 const SERIAL = [
   'test/gateway/hostile/gateway.test.ts',
@@ -14,6 +15,7 @@ const SERIAL = [
   'test/gateway/load.test.ts',
   'test/hostile/engine.test.ts',
   'test/hostile/cli.test.ts',
+  'test/telemetry/turn.test.ts', // shadow-mode start times within ±20 ms of a real-clock turn
 ];
 const serialPattern = SERIAL.map((f) => `<rootDir>/${f.replace(/\./g, '\\.')}$`);
 

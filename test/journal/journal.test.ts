@@ -310,10 +310,16 @@ describe('write-ahead: the tool itself finds its durable `started` record when i
 
 describe('file store leases across processes', () => {
   const rounds = process.env.SLUICE_CRASH === '1' ? 6 : 1;
+  let child = '';
+  // The one-time transpile for child processes (shared with the crash suites) is not part of the
+  // race: on a loaded machine it alone can take most of a minute.
+  beforeAll(async () => {
+    const { buildForChildren } = await import('./childBuild');
+    child = path.join(buildForChildren(), 'test/journal/leaseChild.js');
+  }, 180_000);
   test(`4 processes race for a turn whose lock a dead process left, ${rounds} round(s): exactly one gets it each round`, async () => {
     const { spawn } = await import('node:child_process');
-    const { buildForChildren, childEnv } = await import('./childBuild');
-    const child = path.join(buildForChildren(), 'test/journal/leaseChild.js');
+    const { childEnv } = await import('./childBuild');
     const dir = tmp();
     // Each racer holds what it got until every racer has answered (then the round's processes are
     // killed): however late a loaded machine starts one, it must find the winner alive (a dead
