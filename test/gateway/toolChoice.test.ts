@@ -9,6 +9,7 @@
  * (openai `ToolChoiceCustom`), `{type: "tool_search"}` (the Agents SDK's union). Codex 0.171 itself
  * always sends `tool_choice: "auto"` (captured request).
  */
+import { parseChatRequest } from '../../src/gateway/inbound/chat';
 import { parseResponsesRequest } from '../../src/gateway/inbound/responses';
 import { chatChunk } from '../../src/gateway/scripted';
 import type { UpstreamFormatName } from '../../src/gateway/upstream/types';
@@ -79,7 +80,7 @@ describe('parse: the choice names the flat backend tool', () => {
     expect(bad({ type: 'namespace', name: 'mcp__wordbook' })).toThrow(/a namespace cannot be forced as a whole/);
     expect(bad({ type: 'web_search' })).toThrow(/provider-hosted tool/);
     expect(bad({ type: 'mcp', server_label: 'x' })).toThrow(/provider-hosted tool/);
-    expect(bad({ type: 'allowed_tools', mode: 'auto', tools: [] })).toThrow(/tool_choice: must be "auto", "none", "required"/);
+    expect(bad({ type: 'programmatic_tool_calling' })).toThrow(/tool_choice: must be "auto", "none", "required"/);
     // A custom tool known only from the history (not offered now) cannot be forced.
     expect(() =>
       parseResponsesRequest({
@@ -93,6 +94,60 @@ describe('parse: the choice names the flat backend tool', () => {
         ],
       }),
     ).toThrow('no custom tool named "apply_patch" in tools');
+  });
+});
+
+describe('allowed_tools: only the allowed tools are sent, with auto / required', () => {
+  test('Responses: entries name members, custom tools and plain functions; hosted entries are skipped', () => {
+    const req = parseResponsesRequest({
+      model: 'm',
+      input: 'hi',
+      tools: TOOLS,
+      tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', namespace: 'mcp__wordbook', name: 'lookup_word' }, { type: 'custom', name: 'apply_patch' }, { type: 'web_search' }] },
+    });
+    expect(req.tools?.map((t) => t.name)).toEqual(['mcp__wordbook__lookup_word', 'apply_patch']);
+    expect(req.tool_choice).toEqual({ type: 'any' });
+    const auto = parseResponsesRequest({ model: 'm', input: 'hi', tools: TOOLS, tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'exec_command' }] }, parallel_tool_calls: false });
+    expect(auto.tools?.map((t) => t.name)).toEqual(['exec_command']);
+    expect(auto.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+  });
+
+  test('Chat: {type: allowed_tools, allowed_tools: {mode, tools}}', () => {
+    const tool = (name: string) => ({ type: 'function', function: { name, parameters: { type: 'object', properties: {} } } });
+    const req = parseChatRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [tool('a'), tool('b'), tool('c')],
+      tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'c' } }, { type: 'function', function: { name: 'a' } }] } },
+    });
+    expect(req.tools?.map((t) => t.name)).toEqual(['a', 'c']);
+    expect(req.tool_choice).toEqual({ type: 'auto' });
+    expect(() => parseChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [tool('a')], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'z' } }] } } })).toThrow(
+      'tool_choice.allowed_tools.tools[0]: no tool named "z" in tools',
+    );
+  });
+
+  test('400s: a bad mode, an entry naming no offered tool, required with nothing left', () => {
+    const bad = (tc: unknown) => () => parseResponsesRequest({ model: 'm', input: 'hi', tools: TOOLS, tool_choice: tc });
+    expect(bad({ type: 'allowed_tools', mode: 'any', tools: [] })).toThrow('tool_choice.mode: must be "auto" or "required"');
+    expect(bad({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'nope' }] })).toThrow(/no tool named "nope"/);
+    expect(bad({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }] })).toThrow('tool_choice.tools: mode "required" but none of the allowed tools is offered in tools');
+  });
+
+  test('through the gateway: the backend gets only the allowed tool and tool_choice "required"', async () => {
+    const r = await rig({ script: CALL_SCRIPTS['openai-chat'].map((data) => ({ t: 0, data })) });
+    try {
+      const res = await rawRequest(r.gw.url, {
+        path: '/v1/responses',
+        body: JSON.stringify({ model: 'm', input: 'x', tools: [fn('exec_command'), WORDBOOK], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'mcp__wordbook.lookup_word' }] } }),
+      });
+      expect(res.status).toBe(200);
+      const sent = r.up.requests[0]!.body as { tools: { function: { name: string } }[]; tool_choice: unknown };
+      expect(sent.tools.map((t) => t.function.name)).toEqual([FLAT]);
+      expect(sent.tool_choice).toBe('required');
+    } finally {
+      await r.close();
+    }
   });
 });
 

@@ -193,6 +193,43 @@ export function parseFunctionTools(v: unknown, count: Counter, shape: 'nested' |
   });
 }
 
+/**
+ * OpenAI `allowed_tools` (Chat `{type: "allowed_tools", allowed_tools: {mode, tools}}`, Responses
+ * `{type: "allowed_tools", mode, tools}`): the model may call only these. No backend API shares
+ * one spelling for it (Anthropic has none), so the gateway sends only the allowed tools with
+ * tool choice auto / required — the same constraint, at the cost of the backend's prompt-cache
+ * prefix when the list changes. `resolve` names each entry's backend tool (undefined: an entry for
+ * a tool the gateway leaves out anyway, e.g. a hosted one).
+ */
+export function allowedTools(
+  v: Record<string, unknown>,
+  tools: ToolParam[] | undefined,
+  resolve: (entry: Record<string, unknown>, where: string) => string | undefined,
+): { mode: 'auto' | 'required'; tools: ToolParam[] } {
+  const spec = isObj(v.allowed_tools) ? v.allowed_tools : v;
+  const at = isObj(v.allowed_tools) ? 'tool_choice.allowed_tools' : 'tool_choice';
+  if (spec.mode !== 'auto' && spec.mode !== 'required') throw invalidRequest(`${at}.mode: must be "auto" or "required"`);
+  if (!Array.isArray(spec.tools)) throw invalidRequest(`${at}.tools: expected an array of tools`);
+  const allowed = new Set<string>();
+  spec.tools.forEach((t, i) => {
+    if (!isObj(t)) throw invalidRequest(`${at}.tools[${i}]: expected an object`);
+    const name = resolve(t, `${at}.tools[${i}]`);
+    if (name !== undefined) allowed.add(name);
+  });
+  const kept = (tools ?? []).filter((t) => allowed.has(t.name));
+  if (spec.mode === 'required' && kept.length === 0) throw invalidRequest(`${at}.tools: mode "required" but none of the allowed tools is offered in tools`);
+  return { mode: spec.mode, tools: kept };
+}
+
+/** The name of a Chat `allowed_tools` entry (`{type: "function", function: {name}}`); it must be offered. */
+function chatAllowedEntry(tools: ToolParam[] | undefined): (t: Record<string, unknown>, where: string) => string {
+  return (t, where) => {
+    const name = nonEmptyStr(t.type === 'function' && isObj(t.function) ? t.function.name : t.name, `${where}.function.name`);
+    if (!tools?.some((x) => x.name === name)) throw invalidRequest(`${where}: no tool named ${JSON.stringify(name)} in tools`);
+    return name;
+  };
+}
+
 /** OpenAI tool_choice (Chat: `{type:"function", function:{name}}`; Responses: `{type:"function", name}`). */
 export function parseOpenAIToolChoice(v: unknown, parallel: unknown, tools: ToolParam[] | undefined): ToolChoice | undefined {
   if (parallel !== undefined && parallel !== null && typeof parallel !== 'boolean') throw invalidRequest('parallel_tool_calls: expected a boolean');
@@ -206,7 +243,7 @@ export function parseOpenAIToolChoice(v: unknown, parallel: unknown, tools: Tool
     if (!tools || !tools.some((t) => t.name === n)) throw invalidRequest(`tool_choice: no tool named ${JSON.stringify(n)} in tools`);
     return { type: 'tool', name: n, ...extra };
   }
-  throw invalidRequest('tool_choice: must be "auto", "none", "required" or a named function');
+  throw invalidRequest('tool_choice: must be "auto", "none", "required", a named function or allowed_tools');
 }
 
 /**
@@ -252,8 +289,14 @@ export function parseChatRequest(body: unknown): CanonicalRequest {
   const count = new Counter();
   const responseFormat = parseResponseFormat(body.response_format, 'response_format', 'nested', count);
   const { system, messages } = parseMessages(body.messages, count);
-  const tools = parseFunctionTools(body.tools, count, 'nested');
-  const toolChoice = parseOpenAIToolChoice(body.tool_choice, body.parallel_tool_calls, tools);
+  let tools = parseFunctionTools(body.tools, count, 'nested');
+  let choice = body.tool_choice;
+  if (isObj(choice) && choice.type === 'allowed_tools') {
+    const a = allowedTools(choice, tools, chatAllowedEntry(tools));
+    tools = a.tools;
+    choice = a.mode;
+  }
+  const toolChoice = parseOpenAIToolChoice(choice, body.parallel_tool_calls, tools);
   const mt = body.max_completion_tokens ?? body.max_tokens;
   let maxTokens = 0;
   if (mt !== undefined && mt !== null) {

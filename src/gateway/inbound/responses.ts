@@ -200,9 +200,11 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   rt.parse(body.tools);
   const { system, messages } = parseInput(body.input, instructions, count, rt);
   if (messages.length === 0) throw invalidRequest('input: at least one user or assistant item is required');
-  const tools = rt.list.length > 0 || (body.tools !== undefined && body.tools !== null) ? rt.list : undefined;
+  let tools = rt.list.length > 0 || (body.tools !== undefined && body.tools !== null) ? rt.list : undefined;
   const dropped = rt.dropped;
   const toolChoice = rt.toolChoice(body.tool_choice, body.parallel_tool_calls);
+  const allowed = rt.allowed;
+  if (allowed && tools) tools = tools.filter((t) => allowed.has(t.name));
   let maxTokens = 0;
   const mt = body.max_output_tokens;
   if (mt !== undefined && mt !== null) {

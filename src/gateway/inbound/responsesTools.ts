@@ -29,7 +29,7 @@
 import { createHash } from 'node:crypto';
 import { isObj, type ToolChoice, type ToolParam } from '../canonical';
 import { invalidRequest } from '../errors';
-import { parseFunctionTools, parseOpenAIToolChoice } from './chat';
+import { allowedTools, parseFunctionTools, parseOpenAIToolChoice } from './chat';
 import { Counter, nonEmptyStr } from './validate';
 
 /** How the client knows a tool the backend sees under a flat name. */
@@ -151,6 +151,8 @@ export class ResponsesTools {
   readonly names = new ClientToolNames();
   readonly list: ToolParam[] = [];
   readonly dropped: string[] = [];
+  /** Set by an `allowed_tools` tool_choice: the only backend tools to send. */
+  allowed?: Set<string>;
 
   constructor(private readonly count: Counter) {}
 
@@ -181,6 +183,16 @@ export class ResponsesTools {
    */
   toolChoice(v: unknown, parallel: unknown): ToolChoice | undefined {
     const tools = this.list.length > 0 ? this.list : undefined;
+    if (isObj(v) && v.type === 'allowed_tools') {
+      const a = allowedTools(v, tools, (t) => {
+        const type = String(t.type);
+        if (HOSTED_TOOL_TYPES.has(type) || (type !== 'function' && type !== 'custom' && this.dropped.includes(type))) return undefined;
+        const e = type === 'function' && isObj(t.function) && t.name === undefined ? { ...t, name: t.function.name } : t;
+        return type === 'function' && typeof e.namespace !== 'string' && this.list.some((x) => x.name === e.name) ? String(e.name) : this.chosen(e);
+      });
+      this.allowed = new Set(a.tools.map((t) => t.name));
+      return parseOpenAIToolChoice(a.mode, parallel, a.tools);
+    }
     // The Chat spelling {type: "function", function: {name}} is accepted here too.
     if (isObj(v) && v.type === 'function' && isObj(v.function) && v.name === undefined) v = { ...v, name: v.function.name };
     if (!isObj(v) || (v.type === 'function' && typeof v.namespace !== 'string' && this.list.some((t) => t.name === v.name))) return parseOpenAIToolChoice(v, parallel, tools);
