@@ -16,6 +16,7 @@ const SERIAL = [
   'test/hostile/engine.test.ts',
   'test/hostile/cli.test.ts',
   'test/telemetry/turn.test.ts', // shadow-mode start times within ±20 ms of a real-clock turn
+  'test/report/report.test.ts', // a scripted day through a real gateway: which calls start early
 ];
 const serialPattern = SERIAL.map((f) => `<rootDir>/${f.replace(/\./g, '\\.')}$`);
 
