@@ -9,12 +9,15 @@
  * 2. a 16 MiB body nested 8 million deep: time to the 400 and the child's worst event-loop delay;
  * 4. eight 31 MiB bodies at once under the default budget: statuses, peak RSS;
  * 5. idle RSS after the burst (every second, up to 20 s).
- * The child reports its own event-loop delay (test/gateway/hostile/loopProbe.ts).
+ * The child reports its own event-loop delay (test/gateway/hostile/loopProbe.ts). With
+ * SLUICE_BENCH_CLI=<built main.js> (e.g. dist/src/cli/main.js after `npm run build`) the child is the
+ * built CLI (no ts-node: a start-up heap like production) and the delay is read from its /metrics
+ * (`nodejs_eventloop_lag_max_seconds`, reset at every scrape).
  */
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startHostileUpstream } from '../test/gateway/hostile/upstream';
-import { type ChildGateway, post, sampleRss, spawnGateway, watchHealth } from '../test/gateway/hostile/clients';
+import { type ChildGateway, get, post, sampleRss, spawnGateway, watchHealth } from '../test/gateway/hostile/clients';
 
 const MiB = 1024 * 1024;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -26,13 +29,26 @@ function body(bytes: number, model: string): Buffer {
   return Buffer.from(head + 'x'.repeat(bytes - head.length - tail.length) + tail);
 }
 
-function loopMax(gw: ChildGateway, from: number): number {
+const CLI = process.env.SLUICE_BENCH_CLI ? path.resolve(process.env.SLUICE_BENCH_CLI) : undefined;
+
+/** The child's worst event-loop delay (ms) since the mark. */
+async function loopMax(gw: ChildGateway, from: number): Promise<number> {
+  if (CLI) {
+    const m = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec((await get(gw.url, '/metrics', 10_000)).body);
+    return m ? Math.round(Number(m[1]) * 1e5) / 100 : NaN;
+  }
   let max = 0;
   for (const l of gw.stderr.slice(from)) {
     const m = /^sluice-loop-probe (\{.*\})$/.exec(l);
     if (m) max = Math.max(max, (JSON.parse(m[1]!) as { maxMs: number }).maxMs);
   }
   return max;
+}
+
+/** A mark for `loopMax` (with the built CLI: a scrape, which resets the child's histogram). */
+async function loopMark(gw: ChildGateway): Promise<number> {
+  if (CLI) await loopMax(gw, 0);
+  return gw.stderr.length;
 }
 
 async function settle(gw: ChildGateway): Promise<number> {
@@ -42,7 +58,7 @@ async function settle(gw: ChildGateway): Promise<number> {
 
 async function main(): Promise<void> {
   const up = await startHostileUpstream();
-  const probe = { preload: [path.join(__dirname, '../test/gateway/hostile/loopProbe.ts')] };
+  const probe = CLI ? { cli: CLI } : { preload: [path.join(__dirname, '../test/gateway/hostile/loopProbe.ts')] };
   const args = ['--upstream', up.url, '--port', '0', '--log-level', 'warn'];
 
   // 1–3 with a budget that never refuses, side by side: bodies translated on the event loop
@@ -60,24 +76,24 @@ async function main(): Promise<void> {
       const idle = await settle(gw);
       const s = sampleRss(gw, 20);
       const health = watchHealth(gw.url, 50);
-      const mark = gw.stderr.length;
+      const mark = await loopMark(gw);
       const r = await post(gw.url, '/v1/messages', body(size, 'ok-slow:300'), { timeoutMs: 120_000 });
       await sleep(300);
       const peak = s.stop();
       const h = await health.stop();
       console.log(
-        `  one ${mb(size)} body: status ${r.status}, worst loop delay ${loopMax(gw, mark)} ms, slowest /health ${h.maxMs.toFixed(0)} ms (${h.polls} polls, ${h.failures} failed), ` +
+        `  one ${mb(size)} body: status ${r.status}, worst loop delay ${await loopMax(gw, mark)} ms, slowest /health ${h.maxMs.toFixed(0)} ms (${h.polls} polls, ${h.failures} failed), ` +
           `peak RSS +${mb(peak - idle)} (${((peak - idle) / size).toFixed(1)}x the body)`,
       );
     }
   }
   const depth = 8_000_000;
   const deep = Buffer.from('{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
-  let mark = gw.stderr.length;
+  let mark = await loopMark(gw);
   let t0 = performance.now();
   let r = await post(gw.url, '/v1/messages', deep, { timeoutMs: 60_000 });
   await sleep(500);
-  console.log(`${mb(deep.length)} nested ${depth} deep: status ${r.status} after ${(performance.now() - t0).toFixed(0)} ms, worst loop delay ${loopMax(gw, mark)} ms`);
+  console.log(`${mb(deep.length)} nested ${depth} deep: status ${r.status} after ${(performance.now() - t0).toFixed(0)} ms, worst loop delay ${await loopMax(gw, mark)} ms`);
   await gw.stop();
 
   // 4–5 under the default budget.
@@ -86,7 +102,7 @@ async function main(): Promise<void> {
   const base = await settle(gw);
   const big = body(31 * MiB, 'ok-slow:300');
   const s = sampleRss(gw, 20);
-  mark = gw.stderr.length;
+  mark = await loopMark(gw);
   t0 = performance.now();
   const rs = await Promise.all(Array.from({ length: 8 }, () => post(gw.url, '/v1/messages', big, { timeoutMs: 120_000 })));
   const peak = s.stop();
@@ -94,7 +110,7 @@ async function main(): Promise<void> {
   for (const x of rs) counts.set(x.status, (counts.get(x.status) ?? 0) + 1);
   console.log(
     `eight 31 MiB bodies at once (default budget): ${[...counts].map(([k, v]) => `${v}× ${k}`).join(', ')} in ${(performance.now() - t0).toFixed(0)} ms; ` +
-      `peak RSS ${mb(peak)} (idle ${mb(base)}), worst loop delay ${loopMax(gw, mark)} ms`,
+      `peak RSS ${mb(peak)} (idle ${mb(base)}), worst loop delay ${await loopMax(gw, mark)} ms`,
   );
   const after: string[] = [];
   for (let i = 1; i <= 20; i++) {

@@ -157,8 +157,36 @@ function fullCollection(): (() => void) | null {
   return gcFn;
 }
 
-/** Body bytes scanned per turn of the event loop at most (then reading pauses until the loop has turned). */
-export const SCAN_SLICE_BYTES = 128 * 1024;
+/**
+ * Bytes of request and backend bodies the event loop handles per turn, all requests together
+ * (scanned and copied while reading, written to a backend): past it, a reader or writer waits for
+ * the next turn (timers, other sockets and /health run in between).
+ */
+export const LOOP_SLICE_BYTES = 128 * 1024;
+
+let turnBytes = 0;
+let turnArmed = false;
+
+/**
+ * Count `bytes` against this turn's share (LOOP_SLICE_BYTES); true when the share is used up: the
+ * caller pauses and continues with `nextTurn`.
+ */
+export function spendLoopShare(bytes: number): boolean {
+  turnBytes += bytes;
+  if (!turnArmed) {
+    turnArmed = true;
+    setImmediate(() => {
+      turnBytes = 0;
+      turnArmed = false;
+    });
+  }
+  return turnBytes >= LOOP_SLICE_BYTES;
+}
+
+/** Run `fn` on the next turn of the event loop (after this turn's I/O and timers). */
+export function nextTurn(fn: () => void): void {
+  setImmediate(fn);
+}
 
 export interface BodyLimits {
   /** Largest body in bytes (413 above). */
@@ -226,7 +254,6 @@ export function readBodyBytes(req: http.IncomingMessage, limits: BodyLimits, bud
     let whole: Buffer | undefined = known ? Buffer.allocUnsafeSlow(declared) : undefined;
     let chunks: Buffer[] = [];
     let size = 0;
-    let sinceYield = 0;
     let settled = false;
     const cleanup = (): void => {
       req.off('data', onData);
@@ -273,13 +300,10 @@ export function readBodyBytes(req: http.IncomingMessage, limits: BodyLimits, bud
       if (!scan(decoder.write(c))) return;
       if (whole) c.copy(whole, at);
       else chunks.push(c);
-      // A fast client must not hold the loop: after SCAN_SLICE_BYTES in one go, pause until the
-      // loop has turned (timers, other sockets, /health run in between).
-      sinceYield += c.length;
-      if (sinceYield >= SCAN_SLICE_BYTES) {
-        sinceYield = 0;
+      // Fast clients must not hold the loop: past this turn's share, pause until it has turned.
+      if (spendLoopShare(c.length)) {
         req.pause();
-        setImmediate(() => req.resume());
+        nextTurn(() => req.resume());
       }
     };
     const onEnd = (): void => {

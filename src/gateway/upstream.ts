@@ -11,6 +11,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { nextTurn, spendLoopShare } from './body';
 import { GatewayError, upstreamErrorMessage } from './errors';
 import type { Logger } from './log';
 
@@ -156,10 +157,10 @@ export class UpstreamClient {
   }
 }
 
-/** A backend body larger than this goes out in slices of this size, one per turn of the event loop. */
-export const WRITE_SLICE_BYTES = 256 * 1024;
+/** A backend body larger than this goes out in slices of this size, within the event loop's share per turn (body.ts). */
+export const WRITE_SLICE_BYTES = 64 * 1024;
 
-/** Send the backend body; a large one a slice per loop turn (and per drain), so one write never holds the loop. */
+/** Send the backend body; a large one in slices, within the loop's share per turn and per drain, so it never holds the loop. */
 function writeBody(req: http.ClientRequest, payload: string | Uint8Array): void {
   if (typeof payload === 'string' || payload.byteLength <= WRITE_SLICE_BYTES) return void req.end(payload);
   let at = 0;
@@ -167,10 +168,12 @@ function writeBody(req: http.ClientRequest, payload: string | Uint8Array): void 
     if (req.destroyed) return;
     const end = Math.min(at + WRITE_SLICE_BYTES, payload.byteLength);
     const more = req.write(payload.subarray(at, end));
+    const spent = spendLoopShare(end - at);
     at = end;
     if (at >= payload.byteLength) return void req.end();
-    if (more) setImmediate(next);
-    else req.once('drain', next);
+    if (!more) req.once('drain', next);
+    else if (spent) nextTurn(next);
+    else next();
   };
   next();
 }

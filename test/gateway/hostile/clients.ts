@@ -311,11 +311,13 @@ const ROOT = path.resolve(__dirname, '../../..');
 
 /**
  * `sluice serve ARGS` as a child process (the TypeScript sources through ts-node, no build
- * needed). Resolves once it prints its address.
+ * needed; or `opts.cli`, a built CLI such as dist/src/cli/main.js, without ts-node unless a
+ * preload needs it). Resolves once it prints its address.
  */
-export function spawnGateway(args: string[], env: Record<string, string> = {}, opts: { preload?: string[] } = {}): Promise<ChildGateway> {
+export function spawnGateway(args: string[], env: Record<string, string> = {}, opts: { preload?: string[]; cli?: string } = {}): Promise<ChildGateway> {
   const preload = (opts.preload ?? []).flatMap((m) => ['-r', m]);
-  const proc = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', ...preload, path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], {
+  const tsNode = opts.cli === undefined || preload.length > 0 ? ['-r', 'ts-node/register/transpile-only'] : [];
+  const proc = spawn(process.execPath, [...tsNode, ...preload, opts.cli ?? path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], {
     cwd: ROOT,
     env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
