@@ -3,7 +3,7 @@
  *
  * - `createAdapter(format)`: parsed provider payloads → events (use with SDK stream objects).
  * - `createStreamReader(format)`: raw SSE bytes/text → events (SseDecoder + JSON.parse per `data:`
- *   + adapter). Non-JSON data → `bad_json` warning (never a throw); `[DONE]` is passed on as the
+ *   + adapter; a plain text/thinking delta is read in place without JSON.parse, skim.ts). Non-JSON data → `bad_json` warning (never a throw); `[DONE]` is passed on as the
  *   string; an event cut at EOF → `sse_truncated` warning (not dispatched, per spec, unless
  *   `lenientEof`); an over-size event → `sse_event_too_large` warning.
  * - `readPayloadLines(text)`: one-JSON-payload-per-line `.jsonl` recordings → payloads.
