@@ -17,6 +17,7 @@ const SERIAL = [
   'test/hostile/cli.test.ts',
   'test/telemetry/turn.test.ts', // shadow-mode start times within ±20 ms of a real-clock turn
   'test/report/report.test.ts', // a scripted day through a real gateway: which calls start early
+  'test/cli/demo.test.ts', // `sluice demo` on the real clock: streaming dispatch saves time
 ];
 const serialPattern = SERIAL.map((f) => `<rootDir>/${f.replace(/\./g, '\\.')}$`);
 
