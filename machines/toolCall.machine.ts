@@ -234,7 +234,8 @@ export const toolCallMachine = setup({
       entry: { type: 'announce', params: { phase: 'streaming' } },
       on: {
         'call.complete': [
-          { guard: 'readyOnComplete', target: 'emittable', actions: 'assignOutcome' },
+          // Passing `complete` on the way: only an inspector hears of it (`announce`).
+          { guard: 'readyOnComplete', target: 'emittable', actions: ['assignOutcome', { type: 'announce', params: { phase: 'complete' } }] },
           { target: 'complete', actions: 'assignOutcome' },
         ],
         'call.discard': 'discarded',
@@ -256,7 +257,11 @@ export const toolCallMachine = setup({
     emittable: {
       entry: { type: 'report', params: { phase: 'emittable' } },
       on: {
-        'call.release': [{ guard: 'startOnRelease', target: 'running' }, { target: 'released' }],
+        'call.release': [
+          // Released and started at once: `released` is announced on the way (inspectors only).
+          { guard: 'startOnRelease', target: 'running', actions: { type: 'announce', params: { phase: 'released' } } },
+          { target: 'released' },
+        ],
         'call.discard': 'discarded',
       },
     },
