@@ -100,7 +100,7 @@ function errorCode(err: unknown): string | undefined {
 
 export function classifyStreamError(err: unknown): ClassifiedStreamError {
   const e = isObj(err) ? err : {};
-  const name = str(e.name) ?? '';
+  const name = sdkClassName(err) ?? str(e.name) ?? '';
   const raw = str(e.message) ?? (typeof err === 'string' ? err : 'the model stream failed');
   const message = raw.length > MAX_MESSAGE_CHARS ? `${raw.slice(0, MAX_MESSAGE_CHARS)}…` : raw;
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
@@ -120,6 +120,17 @@ export function classifyStreamError(err: unknown): ClassifiedStreamError {
   const type = name && name !== 'Error' ? name : 'stream_error';
   const retryable = typeof e.isRetryable === 'boolean' ? e.isRetryable : isRetryableErrorType(type) || /ECONNRESET|socket hang up|network|terminated/i.test(raw);
   return { type, message, retryable };
+}
+
+/**
+ * The OpenAI SDK's connection errors keep `name === 'Error'` (the Anthropic SDK's set their own
+ * name), so without their class name a refusal with no socket code on its cause (undici's
+ * "bad port") would not count as a connection error.
+ */
+function sdkClassName(err: unknown): string | undefined {
+  const ctor = isObj(err) ? (err as { constructor?: { name?: unknown } }).constructor : undefined;
+  const n = typeof ctor?.name === 'string' ? ctor.name : undefined;
+  return n === 'APIConnectionError' || n === 'APIConnectionTimeoutError' || n === 'APIUserAbortError' ? n : undefined;
 }
 
 /** The start of a failed Response's body (at most `max` bytes), without reading the rest. */

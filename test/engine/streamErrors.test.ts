@@ -241,6 +241,14 @@ describe('classifyStreamError (the table)', () => {
     expect(classifyStreamError(err)).toMatchObject({ type, retryable });
   });
 
+  test("the OpenAI SDK's own connection errors (name 'Error') are classified by their class", () => {
+    const refused = new OpenAI.APIConnectionError({ message: 'Connection error.', cause: new TypeError('fetch failed', { cause: new Error('bad port') }) });
+    expect(refused.name).toBe('Error');
+    expect(classifyStreamError(refused)).toMatchObject({ type: 'connection_error', retryable: true });
+    expect(classifyStreamError(new OpenAI.APIConnectionTimeoutError())).toMatchObject({ type: 'timeout_error', retryable: true });
+    expect(classifyStreamError(new OpenAI.APIUserAbortError())).toMatchObject({ type: 'aborted', retryable: false });
+  });
+
   test('a huge message is cut', () => {
     expect(classifyStreamError(new Error('x'.repeat(100_000))).message.length).toBeLessThan(5000);
   });
