@@ -72,6 +72,14 @@ async function main(): Promise<void> {
     await post(gw.url, '/v1/messages', body(MiB, 'ok')); // warm-up: the worker (and, from sources, its bundle)
     startup = await settle(gw);
     console.log(`--body-worker ${mode}: start-up RSS ${mb(startup)}`);
+    {
+      // The floor on this machine: the same measurement with no request at all.
+      const health = watchHealth(gw.url, 50);
+      const mark = await loopMark(gw);
+      await sleep(3000);
+      const h = await health.stop();
+      console.log(`  idle 3 s: worst loop delay ${await loopMax(gw, mark)} ms, slowest /health ${h.maxMs.toFixed(0)} ms (${h.polls} polls, ${h.failures} failed)`);
+    }
     for (const size of [4 * MiB, 16 * MiB, 31 * MiB]) {
       const idle = await settle(gw);
       const s = sampleRss(gw, 20);

@@ -21,8 +21,20 @@ jest.setTimeout(HEAVY ? 600_000 : 120_000);
 const MiB = 1024 * 1024;
 const MAX_BODY = HEAVY ? 32 * MiB : 2 * MiB;
 const BUDGET = HEAVY ? 768 * MiB : 80 * MiB;
-/** The event-loop goal is ~50 ms (issue 18); this machine is shared and loaded, so the bound is looser. */
+/**
+ * The event-loop goal is ~50 ms (issue 18). This machine is shared and often loaded (load average
+ * 20 on 2 cores): an idle child's own loop delay then reaches 100–200 ms. A bound is therefore
+ * `max(bound, 3 × the idle floor measured just before)`; a body parsed on the loop (seconds at
+ * 16–31 MiB) exceeds it either way.
+ */
 const LOOP_BOUND_MS = 250;
+
+/** The child's worst loop delay over `ms` with no request (this machine's floor right now). */
+async function idleFloor(ms = 2000): Promise<number> {
+  loopDelaySinceLast();
+  await sleep(ms);
+  return loopDelaySinceLast();
+}
 
 let up: HostileUpstream;
 let gw: ChildGateway;
@@ -104,13 +116,14 @@ describe('one large request cannot stall or bloat the gateway', () => {
     // Built as bytes before the watch starts: the test process must not stall either.
     const deep = Buffer.from('{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
     let r: Awaited<ReturnType<typeof post>> | undefined;
+    const floor = await idleFloor();
     const g = await guarded(async () => {
       r = await post(gw.url, '/v1/messages', deep, { timeoutMs: 20_000 });
     });
     expect(r!.status).toBe(400);
     expect(anyError(r!)).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/nested deeper than 128 levels/) });
     // The old walk over the parsed body blocked the loop for seconds; the streaming scan never does.
-    expect(g.loopMaxMs).toBeLessThan(HEAVY ? 100 : 250);
+    expect({ loopMaxMs: g.loopMaxMs, floor, below: g.loopMaxMs < Math.max(HEAVY ? 100 : 250, 3 * floor) }).toMatchObject({ below: true });
   });
 
   test(`valid ${HEAVY ? '4, 16 and 31' : '2'} MiB bodies are translated off the event loop: /health within 1 s, the loop never held`, async () => {
@@ -119,12 +132,15 @@ describe('one large request cannot stall or bloat the gateway', () => {
     expect((await post(gw.url, '/v1/messages', Buffer.from(bigMessages(MiB)), { timeoutMs: 60_000 })).status).toBe(200);
     for (const size of sizes) {
       const payload = Buffer.from(bigMessages(size, 'ok-slow:20'));
+      const floor = await idleFloor();
       let status = 0;
       const g = await guarded(async () => {
         status = (await post(gw.url, '/v1/messages', payload, { timeoutMs: 120_000 })).status;
       });
-      expect({ size, status, loopBelowBound: g.loopMaxMs < LOOP_BOUND_MS }).toEqual({ size, status: 200, loopBelowBound: true });
+      expect({ size, status, loopMaxMs: g.loopMaxMs, floor, below: g.loopMaxMs < Math.max(LOOP_BOUND_MS, 3 * floor) }).toMatchObject({ size, status: 200, below: true });
     }
+    // The worker ran (from the sources: bundled by esbuild); a fallback to the loop would say so.
+    expect(gw.stderr.filter((l) => /body_worker_(unavailable|failed)/.test(l))).toEqual([]);
   });
 
   test('invalid JSON is refused at the first bad byte, before the body is complete', async () => {

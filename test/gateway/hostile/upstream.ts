@@ -234,12 +234,22 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
   const sockets = new Set<Socket>();
   let open = 0;
   const server = http.createServer((req, res) => {
+    // The model is read from the body's head when it is there (the gateway writes it first): a
+    // 31 MiB body must not stall this process (it also runs the tests' /health watcher).
     const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
+    let head = '';
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      if (head.length < 4096) head += c.subarray(0, 4096).toString('utf8');
+      size += c.length;
+      if (size <= 1024 * 1024) parts.push(c);
+    });
     req.on('end', () => {
+      const m = /^\{\s*"model"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(head);
       let model = '';
       try {
-        model = String((JSON.parse(Buffer.concat(parts).toString('utf8')) as { model?: unknown }).model ?? '');
+        if (m) model = JSON.parse(`"${m[1]!}"`) as string;
+        else if (size <= 1024 * 1024) model = String((JSON.parse(Buffer.concat(parts).toString('utf8')) as { model?: unknown }).model ?? '');
       } catch {
         model = '';
       }
