@@ -74,67 +74,90 @@ export class UpstreamClient {
     const key = this.config.apiKey ?? opts.clientAuth;
     if (opts.auth) Object.assign(headers, opts.auth(key));
     else if (key) headers.authorization = `Bearer ${key}`;
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      let connectTimer: NodeJS.Timeout | undefined;
-      const clear = (): void => {
-        if (connectTimer) clearTimeout(connectTimer);
-        clearTimeout(headerTimer);
-        opts.signal.removeEventListener('abort', onAbort);
-      };
-      const fail = (err: Error): void => {
-        if (settled) return;
+    return new Promise((resolve, reject) => this.send(payload, opts, headers, resolve, reject, true));
+  }
+
+  /**
+   * One try of `open`. A pooled keep-alive socket the backend closed just as the request went out
+   * fails with ECONNRESET/EPIPE before any response: the backend never read that request, so it is
+   * sent once more on a fresh connection (Node's documented `reusedSocket` pattern), logged as
+   * `upstream_retry_reused_socket`. Any other failure, or the second one, is the 502.
+   */
+  private send(
+    payload: string | Uint8Array,
+    opts: Parameters<UpstreamClient['open']>[1],
+    headers: Record<string, string>,
+    resolve: (res: http.IncomingMessage) => void,
+    reject: (err: Error) => void,
+    mayRetry: boolean,
+  ): void {
+    let settled = false;
+    let connectTimer: NodeJS.Timeout | undefined;
+    const clear = (): void => {
+      if (connectTimer) clearTimeout(connectTimer);
+      clearTimeout(headerTimer);
+      opts.signal.removeEventListener('abort', onAbort);
+    };
+    const fail = (err: Error): void => {
+      if (settled) return;
+      settled = true;
+      clear();
+      req.destroy();
+      reject(err);
+    };
+    const onAbort = (): void => {
+      const e = new Error('client went away');
+      e.name = 'AbortError';
+      fail(e);
+    };
+    const headerTimer = setTimeout(
+      () => fail(new GatewayError(504, `upstream: no response within ${this.config.idleTimeoutMs} ms`, 'timeout_error')),
+      this.config.idleTimeoutMs,
+    );
+    const req = this.mod.request(opts.url, { method: 'POST', headers, agent: this.agent }, (res) => {
+      if (settled) {
+        res.destroy();
+        return;
+      }
+      settled = true;
+      clear();
+      // Bytes read on this (keep-alive) socket for this response, counted passively at close.
+      const sock = res.socket;
+      const from = sock?.bytesRead ?? 0;
+      const note = this.config.onResponseBytes;
+      if (note && sock) res.once('close', () => note(Math.max(0, sock.bytesRead - from)));
+      resolve(res);
+    });
+    req.on('socket', (socket) => {
+      if ((socket as { connecting?: boolean }).connecting) {
+        connectTimer = setTimeout(
+          () => fail(new GatewayError(504, `upstream: no connection within ${this.config.connectTimeoutMs} ms`, 'timeout_error')),
+          this.config.connectTimeoutMs,
+        );
+        socket.once('connect', () => {
+          if (connectTimer) clearTimeout(connectTimer);
+          connectTimer = undefined;
+        });
+      }
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? err.name;
+      if (mayRetry && !settled && req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !opts.signal.aborted) {
         settled = true;
         clear();
         req.destroy();
-        reject(err);
-      };
-      const onAbort = (): void => {
-        const e = new Error('client went away');
-        e.name = 'AbortError';
-        fail(e);
-      };
-      const headerTimer = setTimeout(
-        () => fail(new GatewayError(504, `upstream: no response within ${this.config.idleTimeoutMs} ms`, 'timeout_error')),
-        this.config.idleTimeoutMs,
-      );
-      const req = this.mod.request(opts.url, { method: 'POST', headers, agent: this.agent }, (res) => {
-        if (settled) {
-          res.destroy();
-          return;
-        }
-        settled = true;
-        clear();
-        // Bytes read on this (keep-alive) socket for this response, counted passively at close.
-        const sock = res.socket;
-        const from = sock?.bytesRead ?? 0;
-        const note = this.config.onResponseBytes;
-        if (note && sock) res.once('close', () => note(Math.max(0, sock.bytesRead - from)));
-        resolve(res);
-      });
-      req.on('socket', (socket) => {
-        if ((socket as { connecting?: boolean }).connecting) {
-          connectTimer = setTimeout(
-            () => fail(new GatewayError(504, `upstream: no connection within ${this.config.connectTimeoutMs} ms`, 'timeout_error')),
-            this.config.connectTimeoutMs,
-          );
-          socket.once('connect', () => {
-            if (connectTimer) clearTimeout(connectTimer);
-            connectTimer = undefined;
-          });
-        }
-      });
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        const code = err.code ?? err.name;
-        fail(new GatewayError(502, `upstream unavailable (${code})`, 'api_error'));
-      });
-      if (opts.signal.aborted) {
-        onAbort();
+        this.config.logger?.info('upstream_retry_reused_socket', { code });
+        this.send(payload, opts, headers, resolve, reject, false);
         return;
       }
-      opts.signal.addEventListener('abort', onAbort, { once: true });
-      writeBody(req, payload);
+      fail(new GatewayError(502, `upstream unavailable (${code})`, 'api_error'));
     });
+    if (opts.signal.aborted) {
+      onAbort();
+      return;
+    }
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+    writeBody(req, payload);
   }
 
   /**
