@@ -103,6 +103,8 @@ export interface SoakResult {
   healthDetail: string;
   /** Failed turns by kind: an error event's type, `HTTP <status>`, `request|response <error code>`, `wrong turn`. */
   failures: Record<string, number>;
+  /** Requests sent once more after a reset on a reused keep-alive socket before any response (as SDK clients do). */
+  resent: number;
   rssStartMiB: number;
   rssMaxMiB: number;
   rssEndMiB: number;
@@ -357,7 +359,10 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     failures[why] = (failures[why] ?? 0) + 1;
   };
   let seq = 0;
-  const one = (client: number): Promise<void> =>
+  // Requests sent once more after their reused keep-alive socket was closed as they went out
+  // (ECONNRESET/EPIPE before any response), as the Anthropic and OpenAI SDKs do.
+  let resent = 0;
+  const one = (client: number, retried = false): Promise<void> =>
     new Promise((resolve) => {
       const model = `soak-${client}-${seq++}`;
       const body = JSON.stringify({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'go' }], tools: BODY_TOOLS });
@@ -397,6 +402,12 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
         // A reused keep-alive socket that the gateway closed as the request went out (keep-alive timeout or cap eviction).
+        if (req.reusedSocket && !retried && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+          resent++;
+          byModel.delete(model);
+          void one(client, true).then(resolve);
+          return;
+        }
         fail(`request ${err.code ?? err.message}${req.reusedSocket ? ' (reused keep-alive socket)' : ''}`);
         byModel.delete(model);
         resolve();
@@ -467,6 +478,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     healthPolls: health.polls,
     healthDetail: `${health.timeouts} timed out, ${health.errors} connection errors, statuses ${JSON.stringify(health.statuses)}`,
     failures,
+    resent,
     rssStartMiB: r2(rssStart),
     rssMaxMiB: r2(rssMax),
     rssEndMiB: r2(rssEnd),
@@ -496,6 +508,7 @@ export function formatSoak(r: SoakResult): string {
     '| turns | correct | failed | added p50 ms | added p99 ms | added max ms | per event p50 / p99 ms (events) | /health max ms | /health > 1 s or failed (of polls) | RSS MiB start / max / end | fds start / max / end | slow bodies closed | idle sockets closed |',
     '|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|',
     `| ${r.turns} | ${r.correct} | ${r.failed} | ${r.addedP50Ms} | ${r.addedP99Ms} | ${r.addedMaxMs} | ${r.eventP50Ms} / ${r.eventP99Ms} (${r.events}) | ${r.healthMaxMs} | ${r.healthFailures} of ${r.healthPolls} | ${r.rssStartMiB} / ${r.rssMaxMiB} / ${r.rssEndMiB} | ${r.fdsStart} / ${r.fdsMax} / ${r.fdsEnd} | ${r.slowBodyCloses} | ${r.idleCloses} |`,
+    ...(r.resent > 0 ? ['', `Sent once more after a reset on a reused keep-alive socket (as SDK clients do): ${r.resent}.`] : []),
     ...(r.failed > 0 ? ['', `Failed turns: ${Object.entries(r.failures).map(([k, n]) => `${k} ${n}`).join(', ')}.`] : []),
     '',
     `Where the time went: gateway CPU ${r.gatewayCpuPct}% of one core (its JavaScript runs on one), runnable but waiting for a CPU ${r.gatewayRunQueuePct}% of the run, load generator (client + scripted upstream, one process) ${r.benchCpuPct}% with event-loop delay p99 ${r.benchLoopP99Ms} ms / max ${r.benchLoopMaxMs} ms (added latencies include that delay); load average ${r.loadStart} → ${r.loadEnd} on ${r.cpus} CPUs.${r.profile ? ` Gateway CPU profile: ${r.profile}.` : ''}`,
