@@ -48,7 +48,13 @@ export interface TurnSettings {
 }
 
 export interface CallView {
-  ref: ActorRefFrom<typeof toolCallMachine>;
+  /**
+   * The call actor while it has work left. Dropped when the actor ended (its done event) and, on
+   * the gateway, when the call is released (the actor is stopped then): a finished call keeps only
+   * this view, so a long turn does not hold a thousand finished actors and their snapshots (the
+   * garbage collector would copy and promote every one of them).
+   */
+  ref?: CallRef;
   phase: CallPhase;
   id?: string;
   name?: string;
@@ -70,12 +76,13 @@ export interface CallView {
   /** A settle/interrupt was sent; waiting for the child to report `resulted`. */
   settling?: boolean;
   /**
-   * The child actor was stopped because it has nothing left to do (resulted, discarded, or
-   * released/invalid on the gateway). Finished children are stopped at once so the set of live
-   * children stays small: XState copies the children map on every spawn and stop.
+   * Nothing more is sent to the call actor: it ended (resulted, discarded), or on the gateway it
+   * was released (then stopped) or judged invalid.
    */
   retired?: boolean;
 }
+
+export type CallRef = ActorRefFrom<typeof toolCallMachine>;
 
 export type TurnOutcome = 'done' | 'failed' | 'aborted' | 'dropped';
 
@@ -278,13 +285,13 @@ export const turnMachine = setup({
     /** `call.identity`; `call.complete` when sent to the turn (the controller sends it to the call, `completeCall`). */
     forwardToCall: enqueueActions(({ context, event, enqueue }) => {
       if (event.type === 'call.identity') {
-        const v = context.calls[event.index];
-        if (v) enqueue.sendTo(v.ref, { type: 'call.identity', id: event.id, name: event.name });
+        const ref = context.calls[event.index]?.ref;
+        if (ref) enqueue.sendTo(ref, { type: 'call.identity', id: event.id, name: event.name });
       } else if (event.type === 'call.complete') {
         const v = context.calls[event.index];
         // The child moves on to emittable or invalid from here and reports it; complete it keeps.
         if (v && v.phase === 'streaming') v.phase = 'complete';
-        if (v)
+        if (v?.ref)
           enqueue.sendTo(v.ref, {
             type: 'call.complete',
             outcome: event.outcome,
@@ -301,7 +308,7 @@ export const turnMachine = setup({
       // invalid at the end): one released, running or finished ignores it.
       for (const i of context.seen) {
         const v = context.calls[i];
-        if (v && !v.retired && (v.phase === 'streaming' || v.phase === 'complete')) enqueue.sendTo(v.ref, { type: 'stream.end' });
+        if (v?.ref && !v.retired && (v.phase === 'streaming' || v.phase === 'complete')) enqueue.sendTo(v.ref, { type: 'stream.end' });
       }
     }),
     /**
@@ -357,6 +364,7 @@ export const turnMachine = setup({
       if (!v) return;
       v.phase = done.phase;
       v.retired = true;
+      v.ref = undefined; // the actor has ended: the view is all that is left of the call
       if (done.phase !== 'resulted') return;
       v.result = done.result;
       v.settling = false;
@@ -404,11 +412,21 @@ export const turnMachine = setup({
         const v = calls[i]!;
         v.suppressed = true;
         v.retired = true;
-        enqueue.sendTo(v.ref, { type: 'call.discard' });
+        if (v.ref) enqueue.sendTo(v.ref, { type: 'call.discard' });
         enqueue.emit({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
       }
       if (s.mode !== 'execute') {
-        for (const i of rel.release) enqueue.sendTo(calls[i]!.ref, { type: 'call.release' });
+        for (const i of rel.release) {
+          const v = calls[i]!;
+          if (!v.ref) continue;
+          enqueue.sendTo(v.ref, { type: 'call.release' });
+          // The end of its life on the gateway: the actor is stopped after the release and dropped
+          // (not an inspected call's: an inspector sees it rest in `released`, as before).
+          if (v.ref.src === toolCallMachine) {
+            enqueue.stopChild(v.ref);
+            v.ref = undefined;
+          }
+        }
         return;
       }
 
@@ -464,12 +482,13 @@ export const turnMachine = setup({
         enqueue.emit({ type: 'tool.start', index: i, attempt: context.attempt });
       }
       // Per call, in order: its release (with `start` when it starts now), then a settle or a start.
-      for (const i of rel.release) enqueue.sendTo(calls[i]!.ref, { type: 'call.release', start: calls[i]!.phase === 'running' });
-      for (const [i, result] of settle) enqueue.sendTo(calls[i]!.ref, { type: 'call.settle', result });
+      // (Released, invalid and started calls have not ended: their actors are there.)
+      for (const i of rel.release) enqueue.sendTo(calls[i]!.ref!, { type: 'call.release', start: calls[i]!.phase === 'running' });
+      for (const [i, result] of settle) enqueue.sendTo(calls[i]!.ref!, { type: 'call.settle', result });
       let r = 0; // both lists ascend: a merge tells which started calls were released earlier
       for (const i of st.start) {
         while (r < rel.release.length && rel.release[r]! < i) r++;
-        if (rel.release[r] !== i) enqueue.sendTo(calls[i]!.ref, { type: 'call.start' });
+        if (rel.release[r] !== i) enqueue.sendTo(calls[i]!.ref!, { type: 'call.start' });
       }
     }),
     grantApproval: assign(({ context, event }) => {
@@ -480,7 +499,7 @@ export const turnMachine = setup({
     denyApproval: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'approval.denied') return;
       const v = context.calls[event.index];
-      if (!v || v.approval !== 'pending' || v.phase !== 'released') return;
+      if (!v?.ref || v.approval !== 'pending' || v.phase !== 'released') return;
       v.approval = 'denied';
       v.settling = true;
       enqueue.sendTo(v.ref, {
@@ -505,7 +524,7 @@ export const turnMachine = setup({
         const v = context.calls[i];
         if (!v) continue;
         v.phase = 'discarded';
-        if (v.retired) continue;
+        if (v.retired || !v.ref) continue;
         v.retired = true;
         enqueue.sendTo(v.ref, { type: 'call.discard' }); // discarded is final: the actor ends itself
       }
@@ -539,7 +558,7 @@ export const turnMachine = setup({
       if (context.settings.mode === 'gateway') return; // nothing to answer on the gateway
       for (const i of context.seen) {
         const v = context.calls[i];
-        if (!v || v.retired) continue;
+        if (!v?.ref || v.retired) continue;
         if ((v.phase === 'released' || v.phase === 'running') && v.inMessage) {
           enqueue.sendTo(v.ref, { type: 'call.interrupt' });
         } else if (v.phase === 'invalid' && v.inMessage) {
@@ -649,7 +668,7 @@ export function completeCall(turn: TurnActorRef, event: Extract<TurnEvent, { typ
   const snap = turn.getSnapshot();
   if (snap.value !== 'streaming') return;
   const v = snap.context.calls[event.index];
-  if (v === undefined || v.retired || (v.phase !== 'streaming' && v.phase !== 'complete')) return;
+  if (v?.ref === undefined || v.retired || (v.phase !== 'streaming' && v.phase !== 'complete')) return;
   v.ref.send({ type: 'call.complete', outcome: event.outcome, input: event.input, repaired: event.repaired });
 }
 export type TurnActorRef = ActorRefFrom<TurnMachine>;

@@ -454,9 +454,15 @@ export class TurnHarness {
     }
     if (!view) this.fail(`call ${i}: missing in the SUT, model ${p}`);
     this.expectEq(`call ${i} phase`, view.phase, p);
-    const child = view.ref.getSnapshot();
-    this.expectEq(`call ${i} actor state`, String(child.value), p);
-    this.expectEq(`call ${i} actor attempt`, child.context.attempt, this.sutAttempt(attempt));
+    if (view.ref) {
+      const child = view.ref.getSnapshot();
+      this.expectEq(`call ${i} actor state`, String(child.value), p);
+      this.expectEq(`call ${i} actor attempt`, child.context.attempt, this.sutAttempt(attempt));
+    } else {
+      // The turn drops a call's actor once the actor has ended (execute mode: resulted).
+      this.expectEq(`call ${i} actor dropped only when retired`, view.retired, true);
+      this.expectEq(`call ${i} actor dropped only when resulted`, p, 'resulted');
+    }
     const sub = releasedSub(s, i);
     if (sub === 'pending' || sub === 'unrequested') this.expectEq(`call ${i} approval`, view.approval, sub);
     else if (sub === 'waiting') {

@@ -93,7 +93,7 @@ export function mockTurnMachine(): Turn {
         }
         for (const v of (context as TurnModule.TurnContext).calls) {
           if (!v) continue;
-          if (v.phase !== 'running') {
+          if (v.phase !== 'running' && v.ref) {
             enqueue.sendTo(v.ref, { type: 'call.discard' });
             enqueue.stopChild(v.ref);
           }
