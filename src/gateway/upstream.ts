@@ -194,7 +194,8 @@ function writeBody(req: http.ClientRequest, payload: string | Uint8Array): void 
     const spent = spendLoopShare(end - at);
     at = end;
     if (at >= payload.byteLength) return void req.end();
-    if (!more) req.once('drain', next);
+    // A drain can come in the same turn (the socket took the slice at once): the share still counts.
+    if (!more) req.once('drain', () => (spendLoopShare(0) ? nextTurn(next) : next()));
     else if (spent) nextTurn(next);
     else next();
   };
