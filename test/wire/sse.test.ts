@@ -234,6 +234,27 @@ describe('SseDecoder', () => {
     expect(got).toEqual([{ data: 'a' }, { data: 'b' }]);
   });
 
+  test('random bytes (invalid UTF-8 too) split anywhere decode as one streaming TextDecoder would', () => {
+    // Chunks that end on an ASCII byte take the decoder's shortcut; the others the TextDecoder.
+    let seed = 20;
+    const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const pool = [0x41, 0x20, 0x0a, 0x0a, 0xef, 0xbb, 0xbf, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xff, 0xc0, 0xed, 0xa0, 0xf5];
+    for (let round = 0; round < 300; round++) {
+      const body: number[] = [];
+      for (let i = 0, n = 1 + rnd(40); i < n; i++) body.push(rnd(4) === 0 ? rnd(256) : pool[rnd(pool.length)]!);
+      const bytes = new Uint8Array([...new TextEncoder().encode('data: '), ...body, 0x0a, 0x0a]);
+      const lines = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes).split(/\r\n|\r|\n/);
+      const expected = decodeWhole(lines.join('\n')).messages;
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; at < bytes.length; ) {
+        const next = Math.min(bytes.length, at + 1 + rnd(8));
+        chunks.push(round % 2 === 0 ? bytes.subarray(at, next) : Buffer.from(bytes.subarray(at, next)));
+        at = next;
+      }
+      expect(decodeChunks(chunks).messages).toEqual(expected);
+    }
+  });
+
   test('mixing byte and string chunks', () => {
     const d = new SseDecoder();
     const bytes = new TextEncoder().encode('data: \u00e9');
