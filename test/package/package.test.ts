@@ -347,6 +347,32 @@ console.log(JSON.stringify({ errors: info.errors.map((e) => e.message), warnings
     expect(warnings.filter((w) => !w.startsWith('CIRCULAR_DEPENDENCY') && !w.startsWith('THIS_IS_UNDEFINED'))).toEqual([]);
   });
 
+  test('the installed gateway translates a large body in its body worker, under require and under import', async () => {
+    // One ~600 KB body (over the worker's 512 KiB threshold) through each build's gateway: the
+    // worker file must be found next to dist/cjs and dist/esm (no fallback to the event loop).
+    const program = (load: string): string => `${load}
+const logs = [];
+const note = (m) => void logs.push(m);
+const logger = { enabled: () => true, log: (r) => note(r.msg), debug: note, info: note, warn: note, error: note };
+const chunk = (delta, finish_reason = null) => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason }] });
+const up = await startScriptedUpstream({ script: [{ t: 0, data: chunk({ content: 'ok' }) }, { t: 0, data: chunk({}, 'stop') }, { t: 0, data: '[DONE]' }] });
+const gw = await startGateway({ upstream: up.url, port: 0, logger, pingIntervalMs: 0 });
+const text = 'x'.repeat(600000);
+const res = await fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', max_tokens: 16, messages: [{ role: 'user', content: text }] }) });
+await res.text();
+const sent = JSON.stringify(up.requests[0]?.body ?? null);
+await gw.close();
+await up.close();
+console.log(JSON.stringify({ status: res.status, backendGotText: sent.includes(text), worker: logs.filter((m) => m.startsWith('body_worker')) }));`;
+    const runs = await Promise.all([
+      sh(process.execPath, ['-e', `(async () => {\n${program("const { startGateway, startScriptedUpstream } = require('sluice/gateway');")}\n})();`], path.join(tmp, 'cjs')),
+      sh(process.execPath, ['--input-type=module', '-e', program("import { startGateway, startScriptedUpstream } from 'sluice/gateway';")], path.join(tmp, 'esm')),
+    ]);
+    for (const r of runs) {
+      expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toEqual({ status: 200, backendGotText: true, worker: ['body_worker'] });
+    }
+  });
+
   test('the installed CLI: `sluice demo` runs, and the command its closing hint prints works from the project', async () => {
     const dir = path.join(tmp, 'cjs');
     const bin = path.join(dir, 'node_modules/.bin/sluice');
