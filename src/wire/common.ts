@@ -159,10 +159,29 @@ export abstract class BaseAdapter implements Adapter {
    * The reader's fast path (src/wire/skim.ts): handle one SSE `data:` string without `JSON.parse`
    * when it is a payload the adapter reads in place (a plain text/thinking delta). False: not
    * handled and nothing emitted — the reader parses it and calls `pushInto`.
+   *
+   * A run of payloads the fast path does not take (a tool call's argument deltas) would pay for a
+   * failed skim before every parse, so after consecutive misses the next 1, 3, 7, … 63 payloads go
+   * straight to the parser; one hit resets it. Only the cost changes: both paths emit the same events.
    */
   pushRaw(data: string, out: EventSink): boolean {
-    return !this.ended && this.onRaw(data, out);
+    if (this.ended) return false;
+    if (this.rawSkip > 0) {
+      this.rawSkip--;
+      return false;
+    }
+    if (this.onRaw(data, out)) {
+      this.rawMisses = 0;
+      return true;
+    }
+    this.rawSkip = (1 << this.rawMisses) - 1;
+    if (this.rawMisses < 6) this.rawMisses++;
+    return false;
   }
+
+  /** Payloads left to send straight to the parser, and consecutive fast-path misses (see `pushRaw`). */
+  private rawSkip = 0;
+  private rawMisses = 0;
 
   /** See `pushRaw`. Must emit exactly what `JSON.parse` + `onPayload` would, or return false having emitted nothing. */
   protected onRaw(_data: string, _out: EventSink): boolean {

@@ -235,6 +235,8 @@ function read(format: WireFormat, bytes: Buffer, cuts: number[], fast: boolean):
   else {
     const orig = adapter.pushRaw!.bind(adapter);
     adapter.pushRaw = (d, out) => {
+      // Try the fast path on every payload here (no back-off after misses: that is tested below).
+      (adapter as unknown as { rawSkip: number }).rawSkip = 0;
       const ok = orig(d, out);
       if (ok) hits++;
       return ok;
@@ -288,6 +290,39 @@ describe('fast path = slow path (seeded differential)', () => {
       else expect(hits / payloads).toBeGreaterThan(steady ? 0.5 : 0.05);
     });
   }
+
+  it('a run of argument deltas backs off the fast path (same events, few tries), and text takes it again', () => {
+    const args = Array.from({ length: 400 }, (_, i) => `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"${i === 0 ? '{\\"a\\":\\"' : 'x'}"}}`);
+    const ps = [
+      '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}',
+      ...args,
+      '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\\"}"}}',
+      '{"type":"content_block_stop","index":0}',
+      '{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}',
+      ...Array.from({ length: 200 }, () => '{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"w "}}'),
+    ];
+    const bytes = Buffer.from(ps.map((p) => `data: ${p}\n\n`).join(''));
+    const adapter = createAdapter('anthropic') as FastAdapter;
+    let tries = 0;
+    let hits = 0;
+    const orig = adapter.pushRaw!.bind(adapter);
+    const proto = Object.getPrototypeOf(adapter) as { onRaw: (d: string, out: unknown) => boolean };
+    const onRaw = proto.onRaw;
+    (adapter as unknown as { onRaw: typeof onRaw }).onRaw = function (this: unknown, d, out) {
+      tries++;
+      return onRaw.call(this, d, out);
+    };
+    adapter.pushRaw = (d, out) => {
+      const ok = orig(d, out);
+      if (ok) hits++;
+      return ok;
+    };
+    const reader = createStreamReader('anthropic', { adapter });
+    const events = [...reader.write(bytes), ...reader.end()];
+    expect(events).toEqual(read('anthropic', bytes, [], false).events);
+    expect(tries - hits).toBeLessThan(20); // misses: 404 non-text payloads, tried ~12 times
+    expect(hits).toBeGreaterThan(150); // of 200 text deltas
+  });
 
   it('the fast path takes the plain delta of every format', () => {
     const cases: [WireFormat, string[], StreamEvent[]][] = [
