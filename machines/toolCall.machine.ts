@@ -19,7 +19,7 @@ import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from
  * (`resulted` with its result, or `discarded`) as the actor's done event (`CallDone` output). The
  * phases the turn causes (complete, released, running) it records when it sends the event.
  * `announce` reports every other state entry too, for inspectors only: it is a no-op in
- * `toolCallMachine` and a `call.status` report in `inspectedToolCallMachine`, which the
+ * `toolCallMachine` and a `call.status` report in `inspectedToolCallMachine()`, which the
  * controller uses when someone inspects the turn (src/demo's timeline, `--inspect`).
  */
 
@@ -112,7 +112,7 @@ function initialCallContext(input: ToolCallInput): ToolCallContext {
  * `createActor(toolCallMachine, { snapshot })`: XState restores it instead of computing the
  * initial state (a pre-initial snapshot, a context assign, the initial microstep and macrostep:
  * about a quarter of what a call costs on the gateway). The same state `toolCallMachine` starts in,
- * as `streaming` has no entry effect there (`announce` is a no-op); `inspectedToolCallMachine`
+ * as `streaming` has no entry effect there (`announce` is a no-op); `inspectedToolCallMachine()`
  * starts the usual way, so an inspector sees its entry.
  */
 export function initialCallSnapshot(input: ToolCallInput): Snapshot<unknown> {
@@ -155,7 +155,7 @@ export const toolCallMachine = setup({
     reportWaiting: enqueueActions(({ context, enqueue }) => {
       if (!context.streamEnded) enqueue.sendParent(statusReport({ context }, { phase: 'complete' }));
     }),
-    /** A state entry the turn does not act on: reported only in `inspectedToolCallMachine`. */
+    /** A state entry the turn does not act on: reported only in `inspectedToolCallMachine()`. */
     announce: (_, _params: { phase: CallPhase }) => undefined,
     /**
      * Entering `running` runs the tool (the runner the turn was given; fails loudly without one).
@@ -322,14 +322,20 @@ function statusReport({ context }: { context: ToolCallContext }, params: { phase
   };
 }
 
+let inspected: ToolCallMachine | undefined;
+
 /**
  * The call actor with every state entry reported to the turn (`call.status`), for inspectors:
  * the controller uses it when an `inspect` observer is given. The turn ignores the reports it
- * does not act on.
+ * does not act on. Built on first use (`provide` copies the whole machine: about a tenth of
+ * loading the library, which a process that never inspects a turn should not pay).
  */
-export const inspectedToolCallMachine: ToolCallMachine = toolCallMachine.provide({
-  actions: {
-    announce: sendParent(statusReport),
-    reportWaiting: sendParent(({ context }) => statusReport({ context }, { phase: 'complete' })),
-  },
-});
+export function inspectedToolCallMachine(): ToolCallMachine {
+  inspected ??= toolCallMachine.provide({
+    actions: {
+      announce: sendParent(statusReport),
+      reportWaiting: sendParent(({ context }) => statusReport({ context }, { phase: 'complete' })),
+    },
+  });
+  return inspected;
+}

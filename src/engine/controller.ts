@@ -295,11 +295,11 @@ export class TurnController {
     // state entry as a `call.status` event (the timeline of src/demo, --inspect-log); otherwise
     // they report only what the turn acts on. An observer may also be attached later through
     // `actor.system.inspect` (src/cli/inspect.ts): calls opened from then on report every entry.
-    if (opts.inspect) settings.callLogic = inspectedToolCallMachine;
+    if (opts.inspect) settings.callLogic = inspectedToolCallMachine();
     const system = this.actor.system;
     const inspect = system.inspect.bind(system);
     system.inspect = (observer) => {
-      settings.callLogic = inspectedToolCallMachine;
+      settings.callLogic = inspectedToolCallMachine();
       return inspect(observer);
     };
     this.actor.on('*', (e) => this.onMachineEvent(e as TurnEmitted));
