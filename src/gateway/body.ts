@@ -12,7 +12,7 @@
  *   the first byte that crosses the line (nothing is parsed, the rest is not read), an over-size
  *   body at the byte that crosses `maxBytes`. Only a complete, valid, shallow-enough body's bytes
  *   reach the parse stage (exchange/parse.ts: `JSON.parse` inline, or in a body worker for a large
- *   body, worker/pool.ts). `readJsonBody` parses them at once (small routes: count_tokens).
+ *   body, worker/pool.ts; count_tokens too).
  */
 import type * as http from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
@@ -20,7 +20,6 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { JsonScanner } from '../args/scanner';
 import { GatewayError, invalidRequest } from './errors';
-import { bodyText } from './worker/translate';
 
 /**
  * Memory one request body costs per byte while its request runs (the raw chunks, the decoded
@@ -200,26 +199,6 @@ export interface BodyBytes {
   /** The body's UTF-8 bytes; for a declared `content-length`, a view on a buffer of its own (it can be transferred to a worker). */
   bytes: Uint8Array;
   charged: number;
-}
-
-/** A parsed body and the bytes it charged to the budget (give them back when the request ends). */
-export interface ReadBody {
-  body: unknown;
-  charged: number;
-}
-
-/**
- * Read, check and parse one JSON request body on the event loop (routes with small bodies:
- * count_tokens). Rejects like `readBodyBytes`; on success the caller owns `charged`.
- */
-export async function readJsonBody(req: http.IncomingMessage, limits: BodyLimits, budget: MemoryBudget): Promise<ReadBody> {
-  const { bytes, charged } = await readBodyBytes(req, limits, budget);
-  try {
-    return { body: JSON.parse(bodyText(bytes)), charged };
-  } catch {
-    budget.give(charged);
-    throw invalidRequest('request body is not valid JSON');
-  }
 }
 
 /**

@@ -23,14 +23,15 @@ import type { WireFormat } from '../wire/events';
 import type { Adapter } from '../wire/events';
 import { createTextAdapter } from '../parsers/adapter';
 import { createStreamReader, type StreamReader } from '../wire/index';
-import { estimateInputTokens, type ModelMapping, type ToolParam } from './canonical';
+import { type ModelMapping, type ToolParam } from './canonical';
 import { GatewayError } from './errors';
-import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, readBodyBytes, readJsonBody } from './body';
+import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, readBodyBytes } from './body';
 import { BodyWorkerPool, type BodyWorkerOptions } from './worker/pool';
 import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
+import { countTokens } from './exchange/parse';
 import type { ExchangeObserver } from './observer';
 import { chatApi } from './inbound/chat';
-import { messagesApi, parseMessagesRequest } from './inbound/messages';
+import { messagesApi } from './inbound/messages';
 import { responsesApi } from './inbound/responses';
 import type { InboundApi } from './inbound/types';
 import { authenticate, presentedKey, resolveAuth } from './auth';
@@ -378,11 +379,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       if (path === '/v1/messages/count_tokens') {
         if (method !== 'POST') throw new GatewayError(405, `method ${method} not allowed on ${path}; use POST`, 'invalid_request_error');
         authenticate(auth, req);
-        const { body, charged } = await readJsonBody(req, bodyLimits, budget);
+        // Parsed in a body worker when large (exchange/parse.ts), like a model request.
+        const { bytes, charged } = await readBodyBytes(req, bodyLimits, budget);
         try {
-          const m = parseMessagesRequest(body, { requireMaxTokens: false });
-          validateCanonical({ messages: m.messages, ...(m.tools ? { tools: m.tools } : {}) }, requestLimits);
-          sendJson(res, 200, { input_tokens: estimateInputTokens(m) });
+          sendJson(res, 200, { input_tokens: await countTokens(ctx, bytes, (c) => validateCanonical(c, requestLimits), reqId) });
         } finally {
           budget.give(charged);
         }

@@ -11,7 +11,8 @@ import { performance } from 'node:perf_hooks';
 import { GatewayError, invalidRequest } from '../errors';
 import type { InboundApi } from '../inbound/types';
 import { NOOP_OBSERVER, type RequestEnd, type RequestInfo } from '../observer';
-import { errorOf, errorRecord, type Translated, translateBody } from '../worker/translate';
+import type { CanonicalRequest } from '../canonical';
+import { type Counted, countBody, errorOf, errorRecord, type Translated, translateBody } from '../worker/translate';
 import { type Exchange, type ExchangeContext, ms } from './context';
 
 export interface Arrival {
@@ -80,6 +81,37 @@ async function translate(a: Arrival): Promise<Translated<string | Uint8Array>> {
     // 'inline': no worker can run here (the pool logged why once).
   }
   return translateBody(a.body, { api, validate: ctx.validate, models: ctx.models, upstreamFormat: ctx.upstreamFormat, bodyOptions: ctx.bodyOptions });
+}
+
+/**
+ * `/v1/messages/count_tokens`: the body's input token estimate, counted in a body worker when the
+ * body is at least the worker's threshold (like a model request's translation), else inline.
+ * Throws the request's GatewayError (400), or the worker's failure (500/504, logged).
+ */
+export async function countTokens(
+  ctx: ExchangeContext,
+  bytes: Uint8Array,
+  validate: (creq: Pick<CanonicalRequest, 'messages' | 'tools'>) => void,
+  reqId: string,
+): Promise<number> {
+  let c: Counted | undefined;
+  const pool = ctx.bodyWorker;
+  if (pool && bytes.byteLength >= pool.options.aboveBytes) {
+    const t0 = performance.now();
+    const bodyBytes = bytes.byteLength;
+    const r = await pool.count(bytes);
+    if (r.kind === 'failed') {
+      ctx.logger.error('body_worker_failed', { reqId, path: '/v1/messages/count_tokens', failure: r.failure, code: r.code, bodyBytes });
+      throw r.error;
+    }
+    if (r.kind === 'done') {
+      ctx.logger.debug('body_worker', { reqId, bodyBytes, ms: ms(performance.now() - t0) });
+      c = r.result;
+    }
+  }
+  c ??= countBody(bytes, validate);
+  if (!c.ok) throw errorOf(c.error);
+  return c.estimate;
 }
 
 /**

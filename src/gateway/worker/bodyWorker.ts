@@ -20,7 +20,7 @@ import type { InboundApi } from '../inbound/types';
 import { upstreamFormatFor } from '../upstream/index';
 import { validateCanonical } from '../validate';
 import type { JobIn, JobOut, WorkerSetup } from './pool';
-import { type TranslateSetup, translateBody } from './translate';
+import { countBody, type TranslateSetup, translateBody } from './translate';
 
 const fault = process.env.SLUICE_BODY_WORKER_FAULT;
 if (fault === 'load') throw new Error('injected body worker load fault (SLUICE_BODY_WORKER_FAULT=load)');
@@ -48,6 +48,7 @@ function injectFault(): void {
 
 port.on('message', (job: JobIn) => {
   injectFault();
+  if (job.api === 'count') return port.postMessage({ id: job.id, result: countBody(job.bytes, (c) => validateCanonical(c, setup.limits)) } satisfies JobOut);
   const t = translateBody(job.bytes, { ...base, api: apis[job.api] });
   if (!t.ok) return port.postMessage({ id: job.id, result: t } satisfies JobOut);
   const payload = new TextEncoder().encode(t.payload);

@@ -28,7 +28,7 @@ import type { InboundApi } from '../inbound/types';
 import type { UpstreamBodyOptions, UpstreamFormatName } from '../upstream/types';
 import type { RequestLimits } from '../validate';
 import type { MemoryBudget } from '../body';
-import type { Translated } from './translate';
+import type { Counted, Translated } from './translate';
 
 export interface BodyWorkerOptions {
   /** Bodies of at least this many bytes are translated in a worker. Default 512 KiB. */
@@ -56,27 +56,29 @@ export interface WorkerSetup {
 
 export interface JobIn {
   id: number;
-  api: InboundApi['name'];
+  /** The route's translation, or `count` (count_tokens: the estimate only). */
+  api: InboundApi['name'] | 'count';
   bytes: Uint8Array;
 }
 
 export interface JobOut {
   id: number;
-  result: Translated<Uint8Array>;
+  /** `Counted` for a `count` job. */
+  result: Translated<Uint8Array> | Counted;
 }
 
 export type WorkerFailure = 'exit' | 'oom' | 'error' | 'timeout' | 'closed';
 
-export type PoolResult =
-  | { kind: 'done'; result: Translated<Uint8Array> }
+export type PoolResult<R = Translated<Uint8Array>> =
+  | { kind: 'done'; result: R }
   | { kind: 'failed'; failure: WorkerFailure; error: GatewayError; code?: string | number }
   | { kind: 'inline' };
 
 interface Job {
   id: number;
-  api: InboundApi['name'];
+  api: JobIn['api'];
   bytes: Uint8Array;
-  resolve(r: PoolResult): void;
+  resolve(r: PoolResult<JobOut['result']>): void;
 }
 
 interface Slot {
@@ -150,6 +152,16 @@ export class BodyWorkerPool {
 
   /** Translate in a worker. The bytes are transferred (unusable here afterwards) unless the result is `inline`. */
   translate(api: InboundApi['name'], bytes: Uint8Array): Promise<PoolResult> {
+    // A route's job is answered with a translation (bodyWorker.ts).
+    return this.run(api, bytes) as Promise<PoolResult>;
+  }
+
+  /** count_tokens in a worker (like `translate`): the estimate. */
+  count(bytes: Uint8Array): Promise<PoolResult<Counted>> {
+    return this.run('count', bytes) as Promise<PoolResult<Counted>>;
+  }
+
+  private run(api: JobIn['api'], bytes: Uint8Array): Promise<PoolResult<JobOut['result']>> {
     if (this.closed) return Promise.resolve(closedResult());
     if (this.unavailable !== undefined) return Promise.resolve({ kind: 'inline' });
     return new Promise((resolve) => {
@@ -267,7 +279,7 @@ export class BodyWorkerPool {
   }
 
   /** End the slot's job (if any) with `r`. */
-  private settle(slot: Slot, r: PoolResult): void {
+  private settle(slot: Slot, r: PoolResult<JobOut['result']>): void {
     const job = slot.job;
     if (!job) return;
     slot.job = undefined;
@@ -298,7 +310,7 @@ export class BodyWorkerPool {
   }
 }
 
-function failed(failure: WorkerFailure, message: string, code: string | number): PoolResult {
+function failed(failure: WorkerFailure, message: string, code: string | number): PoolResult<never> {
   return { kind: 'failed', failure, error: new GatewayError(500, `request body translation failed: ${message}`, 'api_error'), code };
 }
 
@@ -306,7 +318,7 @@ function timeoutError(ms: number): GatewayError {
   return new GatewayError(504, `request body translation took longer than ${ms} ms`, 'timeout_error');
 }
 
-function closedResult(): PoolResult {
+function closedResult(): PoolResult<never> {
   return { kind: 'failed', failure: 'closed', error: new GatewayError(503, 'gateway is shutting down', 'overloaded_error') };
 }
 

@@ -12,6 +12,7 @@
  */
 import { type CanonicalRequest, estimateInputTokens, type ModelMapping, mapModel } from '../canonical';
 import { GatewayError, invalidRequest } from '../errors';
+import { parseMessagesRequest } from '../inbound/messages';
 import type { InboundApi } from '../inbound/types';
 import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
 
@@ -76,6 +77,24 @@ export function translateBody(bytes: Uint8Array, s: TranslateSetup): Translated 
     return { ok: false, error: errorRecord(err), model: creq.model, stream: creq.stream, upstreamModel };
   }
   return { ok: true, head: headOf(creq), upstreamModel, estimate: estimateInputTokens(creq), payload };
+}
+
+/** What `/v1/messages/count_tokens` answers: the input token estimate, or the request's error. */
+export type Counted = { ok: true; estimate: number } | { ok: false; error: ErrorRecord };
+
+/**
+ * One count_tokens body (a Messages request; max_tokens not required) → its input token estimate,
+ * under the gateway's checks (`validate`: messages and tools). Runs inline or in the body worker,
+ * like `translateBody`. Never throws.
+ */
+export function countBody(bytes: Uint8Array, validate: (creq: Pick<CanonicalRequest, 'messages' | 'tools'>) => void): Counted {
+  try {
+    const m = parseMessagesRequest(JSON.parse(bodyText(bytes)), { requireMaxTokens: false });
+    validate({ messages: m.messages, ...(m.tools ? { tools: m.tools } : {}) });
+    return { ok: true, estimate: estimateInputTokens(m) };
+  } catch (err) {
+    return { ok: false, error: errorRecord(err instanceof SyntaxError ? invalidRequest('request body is not valid JSON') : err) };
+  }
 }
 
 /** The request without its conversation. */

@@ -149,6 +149,25 @@ describe('the backend body is the same from the worker as from the event loop', 
   });
 });
 
+test('count_tokens: a large body is counted in the worker, with the same answers (and the same 400) as on the event loop', async () => {
+  const ask = (bodyWorker: false | { aboveBytes: number }): Promise<string[]> =>
+    withGateway({ bodyWorker }, async (gw) => {
+      const out: string[] = [];
+      for (const body of [richBody('/v1/messages', 600_000), { ...richBody('/v1/messages', 600_000), tools: [{ name: '../..', input_schema: { type: 'object' } }] }]) {
+        const r = await post(gw.url, '/v1/messages/count_tokens', body);
+        out.push(`${r.status} ${r.body}`);
+      }
+      return out;
+    });
+  const before = msgs('body_worker').length;
+  const worker = await ask({ aboveBytes: 512 * 1024 });
+  expect(msgs('body_worker').length - before).toBe(2);
+  const inline = await ask(false);
+  expect(worker).toEqual(inline);
+  expect(worker[0]).toMatch(/^200 \{"input_tokens":\d+\}$/);
+  expect(worker[1]).toMatch(/^400 .*invalid_request_error/);
+});
+
 describe('worker faults are typed answers, never a crash', () => {
   afterEach(() => {
     delete process.env.SLUICE_BODY_WORKER_FAULT;
