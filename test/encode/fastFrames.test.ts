@@ -82,3 +82,30 @@ test('the fast paths are taken: a text run after the first delta allocates no ev
   expect(enc.push({ type: 'text', text: 'b' })).toBe('event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"b"}}\n\n');
   expect(push).not.toHaveBeenCalled();
 });
+
+test('responses: a long run (past the 256-delta joins) keeps its whole text in the .done events', () => {
+  const enc = new ResponsesSseEncoder({ model: 'm', created: 1700000000 });
+  let sse = enc.start();
+  let thinking = '';
+  let text = '';
+  for (let i = 0; i < 600; i++) {
+    const t = `${TEXTS[i % TEXTS.length]!}${i}`;
+    thinking += t;
+    sse += enc.push({ type: 'thinking', text: t });
+  }
+  for (let i = 0; i < 1000; i++) {
+    const t = `w${i} `.slice(0, 1 + (i % 4));
+    text += t;
+    sse += enc.push({ type: 'text', text: t });
+  }
+  sse += enc.push({ type: 'end', finish: 'stop', released: 0 });
+  const events = sse
+    .split('\n\n')
+    .filter((f) => f.includes('data: '))
+    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; text?: string; response?: { output: { type: string; summary?: { text: string }[]; content?: { text: string }[] }[] } });
+  expect(events.find((e) => e.type === 'response.reasoning_summary_text.done')?.text).toBe(thinking);
+  expect(events.find((e) => e.type === 'response.output_text.done')?.text).toBe(text);
+  const output = events.find((e) => e.type === 'response.completed')!.response!.output;
+  expect(output[0]!.summary![0]!.text).toBe(thinking);
+  expect(output[1]!.content![0]!.text).toBe(text);
+});
