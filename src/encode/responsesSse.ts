@@ -53,7 +53,7 @@ export class ResponsesEventBuilder {
   private readonly clientTool: ResponsesEncodeOptions['clientTool'];
   private seq = 0;
   private readonly items: Item[] = [];
-  private open: { item: Item; kind: 'reasoning' | 'message'; text: TextParts; signature?: string; deltaHead?: string } | undefined;
+  private open: { item: Item; kind: 'reasoning' | 'message'; text: string; signature?: string; deltaHead?: string } | undefined;
   private _terminated = false;
   private started = false;
   status: 'in_progress' | 'completed' | 'incomplete' | 'failed' = 'in_progress';
@@ -106,7 +106,7 @@ export class ResponsesEventBuilder {
   deltaFrame(kind: 'text' | 'thinking', text: string): string | undefined {
     const o = this.open;
     if (this._terminated || text.length === 0 || o === undefined || o.kind !== (kind === 'text' ? 'message' : 'reasoning')) return undefined;
-    o.text.add(text);
+    o.text += text;
     // Everything up to the delta is the same for every delta of the open item: built once per item.
     o.deltaHead ??=
       kind === 'text'
@@ -139,7 +139,7 @@ export class ResponsesEventBuilder {
       case 'thinking':
         if (e.text.length === 0) break;
         this.openItem(out, 'reasoning');
-        this.open!.text.add(e.text);
+        this.open!.text += e.text;
         this.ev(out, { type: 'response.reasoning_summary_text.delta', item_id: this.open!.item.id, output_index: this.items.length, summary_index: 0, delta: e.text });
         break;
       case 'thinking.signature':
@@ -148,7 +148,7 @@ export class ResponsesEventBuilder {
       case 'text':
         if (e.text.length === 0) break;
         this.openItem(out, 'message');
-        this.open!.text.add(e.text);
+        this.open!.text += e.text;
         this.ev(out, { type: 'response.output_text.delta', item_id: this.open!.item.id, output_index: this.items.length, content_index: 0, delta: e.text, logprobs: [] });
         break;
       case 'tool_use': {
@@ -212,12 +212,12 @@ export class ResponsesEventBuilder {
     const output_index = this.items.length;
     if (kind === 'reasoning') {
       const item: Item = { type: 'reasoning', id: randomId('rs_'), summary: [] };
-      this.open = { item, kind, text: new TextParts() };
+      this.open = { item, kind, text: '' };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.reasoning_summary_part.added', item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
     } else {
       const item: Item = { type: 'message', id: randomId('msg_'), role: 'assistant', status: 'in_progress', content: [] };
-      this.open = { item, kind, text: new TextParts() };
+      this.open = { item, kind, text: '' };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.content_part.added', item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
     }
@@ -230,40 +230,20 @@ export class ResponsesEventBuilder {
     const output_index = this.items.length;
     const id = o.item.id;
     let item: Item;
-    const text = o.text.join();
     if (o.kind === 'reasoning') {
-      const part = { type: 'summary_text', text };
-      this.ev(out, { type: 'response.reasoning_summary_text.done', item_id: id, output_index, summary_index: 0, text });
+      const part = { type: 'summary_text', text: o.text };
+      this.ev(out, { type: 'response.reasoning_summary_text.done', item_id: id, output_index, summary_index: 0, text: o.text });
       this.ev(out, { type: 'response.reasoning_summary_part.done', item_id: id, output_index, summary_index: 0, part });
       item = { type: 'reasoning', id, summary: [part] };
       if (o.signature !== undefined) item.encrypted_content = o.signature;
     } else {
-      const part = { type: 'output_text', text, annotations: [], logprobs: [] };
-      this.ev(out, { type: 'response.output_text.done', item_id: id, output_index, content_index: 0, text, logprobs: [] });
+      const part = { type: 'output_text', text: o.text, annotations: [], logprobs: [] };
+      this.ev(out, { type: 'response.output_text.done', item_id: id, output_index, content_index: 0, text: o.text, logprobs: [] });
       this.ev(out, { type: 'response.content_part.done', item_id: id, output_index, content_index: 0, part });
       item = { type: 'message', id, role: 'assistant', status: 'completed', content: [part] };
     }
     this.items.push(item);
     this.ev(out, { type: 'response.output_item.done', output_index, item });
-  }
-}
-
-/**
- * An item's text so far (its `.done` events repeat it whole). The deltas are usually slices of the
- * backend's read (a `string.slice` keeps its whole parent alive): every 256 of them are joined
- * into one flat copy, so a long stream keeps its text, not every read's bytes and 100k small strings.
- */
-class TextParts {
-  private readonly runs: string[] = [];
-  private readonly recent: string[] = [];
-  add(text: string): void {
-    if (this.recent.push(text) === 256) {
-      this.runs.push(this.recent.join(''));
-      this.recent.length = 0;
-    }
-  }
-  join(): string {
-    return this.runs.join('') + this.recent.join('');
   }
 }
 
