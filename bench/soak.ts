@@ -22,11 +22,19 @@
  * measures), the load average; `--profile DIR` writes the gateway's V8 CPU profile. The gateway runs with its defaults except the limits the load needs
  * (`--max-concurrency` and `--max-connections`).
  *
+ * /health is polled (fresh connection every 500 ms, 1 s deadline) on the main port and, side by
+ * side, on the gateway's operations listener (`--ops-port 0`); the kernel's ListenOverflows /
+ * ListenDrops over the run and the gateway's own event-loop delay (its /metrics) say why a poll
+ * was late.
+ *
  * Optional: `neighbours` CPU-heavy processes (each spins on JSON work for the whole run) share
  * the machine with the gateway, the load generator and the poller.
  *
- *   npm run bench:soak -- [--duration MS] [--streams N] [--slow N] [--idle N] [--neighbours N] [--profile DIR]
- *   (--profile: a V8 CPU profile of the gateway process, written when it exits)
+ *   npm run bench:soak -- [--duration MS] [--streams N] [--slow N] [--idle N] [--neighbours N | --neighbour]
+ *                         [--backlog N] [--no-ops] [--profile DIR]
+ *   (--profile: a V8 CPU profile of the gateway process, written when it exits; --neighbour = one
+ *   neighbour; --backlog: the gateway's listen backlog; --no-ops: no operations listener, for a
+ *   build without --ops-port)
  *   (= npx ts-node -T bench/soak.ts …; or node dist/bench/soak.js after a build; npm run bench -- --only soak)
  *
  * 2,000 streams need more descriptors than the usual 1,024: raise the soft limit first
@@ -41,25 +49,50 @@ import * as path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { chatChunk, type RecordedRequest, type ScriptLine, startScriptedUpstream } from '../src/gateway/scripted';
 
-/** A separate process that GETs /health every 500 ms (1 s timeout) until its stdin ends; prints JSON. */
+/**
+ * A separate process that GETs /health every 500 ms on a fresh connection (1 s timeout) until its
+ * stdin ends; prints JSON: polls, answered 200 within 1 s, timeouts, connection errors (by code),
+ * other statuses, and the answered polls' p50 / p99 / max ms.
+ */
 const HEALTH_POLLER = `
 const http = require('node:http');
 const url = process.argv[1];
-let maxMs = 0, failures = 0, polls = 0, timeouts = 0, errors = 0; const statuses = {};
+let failures = 0, polls = 0, timeouts = 0, errors = 0, within = 0; const statuses = {}, errorCodes = {}, ms = [];
 const t = setInterval(() => {
   polls++;
   const t0 = performance.now();
   const req = http.get(url, { agent: false, timeout: 1000 }, (res) => {
     res.resume();
-    res.on('end', () => { const ms = performance.now() - t0; maxMs = Math.max(maxMs, ms); if (res.statusCode !== 200 || ms > 1000) { failures++; statuses[res.statusCode] = (statuses[res.statusCode] || 0) + 1; } });
+    res.on('end', () => { const d = performance.now() - t0; ms.push(d); if (res.statusCode !== 200 || d > 1000) { failures++; statuses[res.statusCode] = (statuses[res.statusCode] || 0) + 1; } else within++; });
   });
   let timedOut = false;
   req.on('timeout', () => { timedOut = true; failures++; timeouts++; req.destroy(); });
-  req.on('error', () => { if (!timedOut) { failures++; errors++; } });
+  req.on('error', (e) => { if (!timedOut) { failures++; errors++; errorCodes[e.code || e.message] = (errorCodes[e.code || e.message] || 0) + 1; } });
 }, 500);
 process.stdin.on('data', () => undefined);
-process.stdin.on('end', () => { clearInterval(t); setTimeout(() => { process.stdout.write(JSON.stringify({ maxMs, failures, polls, timeouts, errors, statuses })); process.exit(0); }, 1100); });
+process.stdin.on('end', () => { clearInterval(t); setTimeout(() => {
+  ms.sort((a, b) => a - b);
+  const q = (p) => ms.length ? ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] : NaN;
+  process.stdout.write(JSON.stringify({ maxMs: ms.length ? ms[ms.length - 1] : NaN, p50Ms: q(0.5), p99Ms: q(0.99), failures, polls, within, timeouts, errors, errorCodes, statuses }));
+  process.exit(0);
+}, 1100); });
 `;
+
+/** What one /health poller saw (HEALTH_POLLER's output). */
+export interface HealthStats {
+  polls: number;
+  /** Answered 200 within 1 s. */
+  within: number;
+  failures: number;
+  timeouts: number;
+  errors: number;
+  errorCodes: Record<string, number>;
+  statuses: Record<string, number>;
+  /** Answered polls (any status), ms. */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
 
 export interface SoakOptions {
   durationMs?: number;
@@ -70,6 +103,10 @@ export interface SoakOptions {
   neighbours?: number;
   /** Write a V8 CPU profile of the gateway process into this directory (`--cpu-prof`). */
   profileDir?: string;
+  /** Give the gateway an operations listener (`--ops-port 0`) and poll /health there too. Default true. */
+  ops?: boolean;
+  /** The gateway's `--backlog` (default: the gateway's own default). */
+  backlog?: number;
 }
 
 /** A neighbour: JSON work in a loop until killed or its time (argv, ms) is up (the CPU-heavy process next to the gateway). */
@@ -101,6 +138,18 @@ export interface SoakResult {
   healthPolls: number;
   /** What the failed polls were: timeouts (no answer in 1 s), connection errors, HTTP statuses. */
   healthDetail: string;
+  /** /health on the main port and on the operations listener (when the gateway has one), polled side by side. */
+  health: HealthStats;
+  opsHealth?: HealthStats;
+  /** Kernel counters over the run (system-wide, /proc/net/netstat TcpExt): accept queue overflows and dropped SYNs/ACKs to listeners. */
+  listenOverflows: number;
+  listenDrops: number;
+  /** The gateway's own event-loop delay over the run (its /metrics, prom-client's monitorEventLoopDelay at 10 ms resolution), ms. */
+  gatewayLoopP50Ms: number;
+  gatewayLoopP99Ms: number;
+  gatewayLoopMaxMs: number;
+  /** The gateway's listen backlog, when set. */
+  backlog?: number;
   /** Failed turns by kind: an error event's type, `HTTP <status>`, `request|response <error code>`, `wrong turn`. */
   failures: Record<string, number>;
   /** Requests sent once more after a reset on a reused keep-alive socket before any response (as SDK clients do). */
@@ -188,6 +237,39 @@ function procSched(pid: number): { runMs: number; waitMs: number } {
   }
 }
 
+/** TcpExt ListenOverflows / ListenDrops (system-wide; Linux /proc/net/netstat), NaN elsewhere. */
+function listenCounters(): { overflows: number; drops: number } {
+  try {
+    const lines = fs.readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:'));
+    const names = lines[0]!.split(/\s+/);
+    const values = lines[1]!.split(/\s+/).map(Number);
+    return { overflows: values[names.indexOf('ListenOverflows')] ?? NaN, drops: values[names.indexOf('ListenDrops')] ?? NaN };
+  } catch {
+    return { overflows: NaN, drops: NaN };
+  }
+}
+
+/** GET a URL's body (no keep-alive), '' on error or after `timeoutMs`. */
+function fetchText(url: string, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false, timeout: timeoutMs }, (res) => {
+      let t = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (t += c));
+      res.on('end', () => resolve(t));
+      res.on('error', () => resolve(''));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(''));
+  });
+}
+
+/** A gauge's value from Prometheus text, ms (the metric is in seconds), NaN when absent. */
+function gaugeMs(text: string, name: string): number {
+  const m = new RegExp(`^${name} ([0-9.eE+-]+)$`, 'm').exec(text);
+  return m ? Number(m[1]) * 1000 : NaN;
+}
+
 /** The gateway CLI: the built one next to this file, or the sources through ts-node. */
 function cliCommand(): string[] {
   // SLUICE_SOAK_CLI: another build's dist/src/cli/main.js (e.g. a bench/baseline.ts build), to soak that gateway.
@@ -241,14 +323,16 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     maxRecorded: 100,
   });
   const profArgs = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [];
+  const withOps = opts.ops !== false;
+  const extra = [...(withOps ? ['--ops-port', '0'] : []), ...(opts.backlog !== undefined ? ['--backlog', String(opts.backlog)] : [])];
   const proc = spawn(
     process.execPath,
-    [...profArgs, ...cliCommand(), 'serve', '--upstream', up.url, '--port', '0', '--max-concurrency', String(nStreams + 50), '--max-connections', String(nStreams + nSlow + nIdle + 200), '--log-level', 'warn'],
+    [...profArgs, ...cliCommand(), 'serve', '--upstream', up.url, '--port', '0', '--max-concurrency', String(nStreams + 50), '--max-connections', String(nStreams + nSlow + nIdle + 200), '--log-level', 'warn', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
   );
   let alive = true;
   proc.on('exit', () => (alive = false));
-  const url = await new Promise<string>((resolve, reject) => {
+  const urls = await new Promise<{ url: string; opsUrl?: string }>((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
@@ -261,10 +345,11 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
       if (found) return;
       buf += c;
       const m = /sluice gateway on (http:\/\/\S+)/.exec(buf);
-      if (m) {
+      const o = /operations \(.*\) on (http:\/\/\S+)/.exec(buf);
+      if (m && (o || !withOps)) {
         found = true;
         clearTimeout(timer);
-        resolve(m[1]!);
+        resolve({ url: m[1]!, ...(o ? { opsUrl: o[1]! } : {}) });
       }
       if (buf.length > 65_536) buf = buf.slice(-4096);
     };
@@ -280,6 +365,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     await up.close();
     throw err;
   });
+  const { url, opsUrl } = urls;
   const u = new URL(url);
   const pid = proc.pid!;
   const agent = new http.Agent({ keepAlive: true, maxSockets: nStreams });
@@ -326,6 +412,9 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   for (let i = 0; i < nSlow; i++) slow();
 
   // ---- resource samples and /health
+  // Reads (and so resets) the gateway's event-loop delay histogram: the scrape at the end covers the run.
+  await fetchText((opsUrl ?? url) + '/metrics');
+  const listenStart = listenCounters();
   const loadStart = os.loadavg()[0]!;
   const cpuStart = procCpuMs(pid);
   const schedStart = procSched(pid);
@@ -337,11 +426,26 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   const fdsStart = procNum(pid, 'fds');
   let rssMax = rssStart;
   let fdsMax = fdsStart;
-  // /health is polled from its own process, so a busy load generator cannot pass for a slow gateway.
-  const poller = spawn(process.execPath, ['-e', HEALTH_POLLER, url + '/health'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let pollerOut = '';
-  poller.stdout.setEncoding('utf8');
-  poller.stdout.on('data', (d: string) => (pollerOut += d));
+  // /health is polled from processes of its own, so a busy load generator cannot pass for a slow
+  // gateway: one on the main port, one on the operations listener, side by side.
+  const startPoller = (target: string): Promise<HealthStats> & { stop(): void } => {
+    const poller = spawn(process.execPath, ['-e', HEALTH_POLLER, target + '/health'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    poller.stdout.setEncoding('utf8');
+    poller.stdout.on('data', (d: string) => (out += d));
+    const done = new Promise<HealthStats>((resolve) => {
+      poller.on('exit', () => {
+        try {
+          resolve(JSON.parse(out) as HealthStats);
+        } catch {
+          resolve({ polls: 0, within: 0, failures: NaN, timeouts: 0, errors: 0, errorCodes: {}, statuses: {}, p50Ms: NaN, p99Ms: NaN, maxMs: NaN });
+        }
+      });
+    });
+    return Object.assign(done, { stop: () => void poller.stdin.end('stop\n') });
+  };
+  const mainPoller = startPoller(url);
+  const opsPoller = opsUrl !== undefined ? startPoller(opsUrl) : undefined;
   const sampler = setInterval(() => {
     rssMax = Math.max(rssMax, procNum(pid, 'rss'));
     fdsMax = Math.max(fdsMax, procNum(pid, 'fds'));
@@ -421,17 +525,11 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   await Promise.all(clients);
   running = false;
   clearInterval(sampler);
-  type Health = { maxMs: number; failures: number; polls: number; timeouts: number; errors: number; statuses: Record<string, number> };
-  const health = await new Promise<Health>((resolve) => {
-    poller.on('exit', () => {
-      try {
-        resolve(JSON.parse(pollerOut) as Health);
-      } catch {
-        resolve({ maxMs: NaN, failures: NaN, polls: 0, timeouts: 0, errors: 0, statuses: {} });
-      }
-    });
-    poller.stdin.end('stop\n');
-  });
+  mainPoller.stop();
+  opsPoller?.stop();
+  const [health, opsHealth] = await Promise.all([mainPoller, opsPoller]);
+  const listenEnd = listenCounters();
+  const gatewayMetrics = await fetchText((opsUrl ?? url) + '/metrics');
   loop.disable();
   const wallMs = performance.now() - benchT0;
   const gatewayCpuMs = procCpuMs(pid) - cpuStart;
@@ -473,10 +571,18 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     eventP50Ms: r2(pct(perEvent, 50)),
     eventP99Ms: r2(pct(perEvent, 99)),
     events: perEvent.length,
+    health,
+    ...(opsHealth ? { opsHealth } : {}),
+    listenOverflows: listenEnd.overflows - listenStart.overflows,
+    listenDrops: listenEnd.drops - listenStart.drops,
+    gatewayLoopP50Ms: r2(gaugeMs(gatewayMetrics, 'nodejs_eventloop_lag_p50_seconds')),
+    gatewayLoopP99Ms: r2(gaugeMs(gatewayMetrics, 'nodejs_eventloop_lag_p99_seconds')),
+    gatewayLoopMaxMs: r2(gaugeMs(gatewayMetrics, 'nodejs_eventloop_lag_max_seconds')),
+    ...(opts.backlog !== undefined ? { backlog: opts.backlog } : {}),
     healthMaxMs: r2(health.maxMs),
     healthFailures: health.failures,
     healthPolls: health.polls,
-    healthDetail: `${health.timeouts} timed out, ${health.errors} connection errors, statuses ${JSON.stringify(health.statuses)}`,
+    healthDetail: healthLine(health),
     failures,
     resent,
     rssStartMiB: r2(rssStart),
@@ -501,6 +607,14 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   };
 }
 
+/** One poller's result as text. */
+function healthLine(h: HealthStats): string {
+  const r2 = (x: number): number => Math.round(x * 10) / 10;
+  const errs = Object.entries(h.errorCodes ?? {}).map(([k, n]) => `${k} ${n}`).join(', ');
+  const st = Object.entries(h.statuses ?? {}).map(([k, n]) => `HTTP ${k} ${n}`).join(', ');
+  return `${h.within} of ${h.polls} polls answered 200 within 1 s; ${h.timeouts} timed out, ${h.errors} connection errors${errs ? ` (${errs})` : ''}${st ? `, ${st} (or > 1 s)` : ''}; answered p50 / p99 / max ${r2(h.p50Ms)} / ${r2(h.p99Ms)} / ${r2(h.maxMs)} ms`;
+}
+
 export function formatSoak(r: SoakResult): string {
   return [
     `${r.streams} streaming clients, ${r.slowBodies} slow-body clients (1 byte/s), ${r.idleSockets} idle sockets, ${r.neighbours} CPU-heavy neighbour process(es), ${r.durationS} s, \`ulimit -n\` ${r.ulimitN}; gateway alive at the end: ${r.alive ? 'yes' : '**no**'}.`,
@@ -508,6 +622,10 @@ export function formatSoak(r: SoakResult): string {
     '| turns | correct | failed | added p50 ms | added p99 ms | added max ms | per event p50 / p99 ms (events) | /health max ms | /health > 1 s or failed (of polls) | RSS MiB start / max / end | fds start / max / end | slow bodies closed | idle sockets closed |',
     '|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|',
     `| ${r.turns} | ${r.correct} | ${r.failed} | ${r.addedP50Ms} | ${r.addedP99Ms} | ${r.addedMaxMs} | ${r.eventP50Ms} / ${r.eventP99Ms} (${r.events}) | ${r.healthMaxMs} | ${r.healthFailures} of ${r.healthPolls} | ${r.rssStartMiB} / ${r.rssMaxMiB} / ${r.rssEndMiB} | ${r.fdsStart} / ${r.fdsMax} / ${r.fdsEnd} | ${r.slowBodyCloses} | ${r.idleCloses} |`,
+    '',
+    `/health on the main port: ${healthLine(r.health)}.`,
+    ...(r.opsHealth ? [`/health on the operations listener (--ops-port): ${healthLine(r.opsHealth)}.`] : []),
+    `Gateway event-loop delay over the run (its /metrics): p50 / p99 / max ${r.gatewayLoopP50Ms} / ${r.gatewayLoopP99Ms} / ${r.gatewayLoopMaxMs} ms. Kernel (system-wide) ListenOverflows +${r.listenOverflows}, ListenDrops +${r.listenDrops}${r.backlog !== undefined ? `; gateway --backlog ${r.backlog}` : ''}.`,
     ...(r.resent > 0 ? ['', `Sent once more after a reset on a reused keep-alive socket (as SDK clients do): ${r.resent}.`] : []),
     ...(r.failed > 0 ? ['', `Failed turns: ${Object.entries(r.failures).map(([k, n]) => `${k} ${n}`).join(', ')}.`] : []),
     '',
@@ -528,10 +646,12 @@ if (require.main === module) {
     return v;
   };
   const o: SoakOptions = {};
-  for (const [flag, key] of [['--duration', 'durationMs'], ['--streams', 'streams'], ['--slow', 'slowBodies'], ['--idle', 'idleSockets'], ['--neighbours', 'neighbours']] as const) {
+  for (const [flag, key] of [['--duration', 'durationMs'], ['--streams', 'streams'], ['--slow', 'slowBodies'], ['--idle', 'idleSockets'], ['--neighbours', 'neighbours'], ['--backlog', 'backlog']] as const) {
     const v = num(flag);
     if (v !== undefined) o[key] = v;
   }
+  if (process.argv.includes('--neighbour')) o.neighbours = Math.max(1, o.neighbours ?? 0);
+  if (process.argv.includes('--no-ops')) o.ops = false;
   const pi = process.argv.indexOf('--profile');
   if (pi >= 0) o.profileDir = path.resolve(process.argv[pi + 1] ?? 'soak-profile');
   benchSoak(o)

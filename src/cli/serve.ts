@@ -49,6 +49,15 @@ Options (each has an environment variable; the flag wins):
   --host ADDR               bind address (default 127.0.0.1, loopback only). Any other address
                             exposes the gateway and needs --api-key (or --no-auth)
                                                                           [SLUICE_HOST]
+  --backlog N               listen backlog of the main port: connections the kernel completes
+                            and queues until the gateway accepts them (default 4096; Linux caps
+                            it at net.core.somaxconn)                     [SLUICE_BACKLOG]
+  --ops-port N              a second listener that serves only /health, /livez, /readyz and
+                            /metrics, so probes never queue behind client connections (0 = any
+                            free port; default none — the main port answers them too)
+                                                                          [SLUICE_OPS_PORT]
+  --ops-host ADDR           its bind address (default 127.0.0.1). Any other address needs
+                            --api-key (or --no-auth), like --host         [SLUICE_OPS_HOST]
   --api-key KEY             client API key(s), comma-separated; clients send x-api-key or
                             Authorization: Bearer; others get 401. With it the client's key is
                             never forwarded to the backend                [SLUICE_API_KEY]
@@ -130,7 +139,8 @@ Options (each has an environment variable; the flag wins):
                             otherwise it is written to a 0600 file (its path is printed) in
                             SLUICE_INSPECT_TOKEN_DIR (default: the temp directory)
   Operations: GET /metrics (Prometheus; needs the key when --api-key is set), GET /livez (also
-  /health), GET /readyz (503 while draining). See docs/gateway.md "Operations".
+  /health), GET /readyz (503 while draining), on the main port and on --ops-port. See
+  docs/gateway.md "Operations".
   OpenTelemetry: traces and metrics go out over OTLP (http/protobuf or http/json) when the
   standard variables ask for it: OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_/_METRICS_ENDPOINT),
   OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (otlp|none),
@@ -150,6 +160,9 @@ export const SPEC: Record<string, FlagSpec> = {
   upstream: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
+  backlog: { type: 'string' },
+  'ops-port': { type: 'string' },
+  'ops-host': { type: 'string' },
   'api-key': { type: 'string' },
   'no-auth': { type: 'boolean' },
   'max-connections': { type: 'string' },
@@ -188,6 +201,9 @@ export const ENV: Record<string, string> = {
   upstream: 'SLUICE_UPSTREAM_URL',
   port: 'SLUICE_PORT',
   host: 'SLUICE_HOST',
+  backlog: 'SLUICE_BACKLOG',
+  'ops-port': 'SLUICE_OPS_PORT',
+  'ops-host': 'SLUICE_OPS_HOST',
   'api-key': 'SLUICE_API_KEY',
   'max-connections': 'SLUICE_MAX_CONNECTIONS',
   'headers-timeout': 'SLUICE_HEADERS_TIMEOUT_MS',
@@ -248,7 +264,8 @@ type NumericOption =
   | 'requestDeadlineMs'
   | 'drainTimeoutMs'
   | 'maxJsonDepth'
-  | 'maxOutputTokens';
+  | 'maxOutputTokens'
+  | 'backlog';
 export const NUMERIC_FLAGS: [flag: string, option: NumericOption, min: number, max: number][] = [
   ['port', 'port', 0, 65_535],
   ['max-concurrency', 'maxConcurrent', 1, 1_000_000],
@@ -263,6 +280,7 @@ export const NUMERIC_FLAGS: [flag: string, option: NumericOption, min: number, m
   ['drain-timeout', 'drainTimeoutMs', 1, MAX_TIMER_MS],
   ['max-json-depth', 'maxJsonDepth', 1, 100_000],
   ['max-output-tokens', 'maxOutputTokens', 1, Number.MAX_SAFE_INTEGER],
+  ['backlog', 'backlog', 1, 65_535],
 ];
 
 /** An integer flag value within [min, max], else a UsageError naming the flag (and its env variable). */
@@ -319,6 +337,14 @@ export function optionsFrom(
   for (const [flag, key, min, max] of NUMERIC_FLAGS) {
     const v = intFlag(get(flag), flag, min, max);
     if (v !== undefined) options[key] = v;
+  }
+  const opsPort = intFlag(get('ops-port'), 'ops-port', 0, 65_535);
+  const opsHost = get('ops-host');
+  if (opsPort === undefined && opsHost !== undefined) throw new UsageError('--ops-host needs --ops-port (or SLUICE_OPS_PORT)');
+  if (opsPort !== undefined) {
+    if (opsPort !== 0 && opsPort === options.port && (opsHost ?? '127.0.0.1') === options.host)
+      throw new UsageError(`--ops-port must differ from --port (both ${opsPort})`);
+    options.ops = { port: opsPort, ...(opsHost !== undefined ? { host: opsHost } : {}) };
   }
   const model = get('model');
   const mapSpec = get('model-map');
@@ -431,6 +457,15 @@ export async function run(argv: string[]): Promise<number> {
       `sluice serve: warning: --host ${host} exposes the gateway to ${exposure(host)}` +
         (options.apiKeys ? ' (client API keys required)\n' : options.noAuth ? ' WITHOUT client authentication (--no-auth)\n' : '\n'),
     );
+  const opsHost = options.ops?.host;
+  if (opsHost !== undefined && !isLoopback(opsHost)) {
+    if (json) logger.warn('exposed', { opsHost, exposure: exposure(opsHost), auth: options.apiKeys ? 'keys' : options.noAuth ? 'none' : 'unset' });
+    else if (level !== 'silent')
+      process.stderr.write(
+        `sluice serve: warning: --ops-host ${opsHost} exposes /health, /readyz and /metrics to ${exposure(opsHost)}` +
+          (options.apiKeys ? ' (/metrics needs a client API key)\n' : options.noAuth ? ' WITHOUT client authentication (--no-auth)\n' : '\n'),
+      );
+  }
   // OpenTelemetry only when OTEL_* asked for it: startOtel loads the SDK, nothing else does.
   const otel = otelConfig ? startOtel(otelConfig) : undefined;
   options.observer = composeObservers(turnLogObserver(logger), otel?.observer);
@@ -446,6 +481,7 @@ export async function run(argv: string[]): Promise<number> {
   const bound = gw.server.address();
   logger.info('listening', {
     url: gw.url,
+    ...(gw.ops ? { opsUrl: gw.ops.url } : {}),
     ...(bound && typeof bound === 'object' ? { address: bound.address, port: bound.port } : {}),
     auth: options.apiKeys ? `${options.apiKeys.length} key${options.apiKeys.length > 1 ? 's' : ''}` : 'off',
     upstream: safeUrl(options.upstream),
@@ -457,7 +493,8 @@ export async function run(argv: string[]): Promise<number> {
   if (level !== 'silent' && !json)
     process.stdout.write(
       `sluice gateway on ${gw.url} → ${backend ? `scripted:${backend.name} (${backend.format}, ${backend.attempts} attempt${backend.attempts > 1 ? 's' : ''}) at ` : ''}${safeUrl(options.upstream)}\n` +
-        `  ANTHROPIC_BASE_URL=${gw.url}   OPENAI_BASE_URL=${gw.url}/v1\n`,
+        `  ANTHROPIC_BASE_URL=${gw.url}   OPENAI_BASE_URL=${gw.url}/v1\n` +
+        (gw.ops ? `  operations (/health /readyz /metrics) on ${gw.ops.url}\n` : ''),
     );
   await new Promise<void>((resolve) => {
     const stop = (): void => {

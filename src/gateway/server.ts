@@ -34,7 +34,7 @@ import { chatApi } from './inbound/chat';
 import { messagesApi } from './inbound/messages';
 import { responsesApi } from './inbound/responses';
 import type { InboundApi } from './inbound/types';
-import { authenticate, presentedKey, resolveAuth } from './auth';
+import { type AuthConfig, authenticate, presentedKey, resolveAuth } from './auth';
 import { clientErrorResponse, guardConnections, HYGIENE_DEFAULTS, type HygieneLimits, httpServerOptions, Slots } from './hygiene';
 import { Logger } from './log';
 import { GatewayMetrics } from './metrics';
@@ -144,6 +144,20 @@ export interface GatewayOptions {
   metrics?: boolean;
   /** Default deadline of `drain()` (SIGTERM in `sluice serve`). Default 30 s. */
   drainTimeoutMs?: number;
+  /**
+   * Listen backlog of the main port: connections the kernel completes and queues until the
+   * gateway accepts them. Default `DEFAULT_BACKLOG` (4096); Linux caps it at
+   * `net.core.somaxconn`. A full queue drops new SYNs (the client retries after 1 s, 3 s, …) and
+   * can reset connections whose handshake already finished.
+   */
+  backlog?: number;
+  /**
+   * A second listener for the operations routes only (`/health`, `/livez`, `/healthz`, `/`,
+   * `/readyz`, `/metrics`): its own socket and accept queue, so probes never wait behind client
+   * connections. `port` 0 = any free port. The main port keeps answering the same routes.
+   * It stays open while the gateway drains (so `/readyz` answers 503) and closes with it.
+   */
+  ops?: { port: number; host?: string };
 }
 
 /** Builds the adapter for a `text:<family>` backend; gets the request's tools (parsers use their schemas). */
@@ -163,6 +177,8 @@ export interface Gateway {
   url: string;
   port: number;
   server: http.Server;
+  /** The operations listener (`ops` option): its URL, port and server. */
+  ops?: { url: string; port: number; server: http.Server };
   /** Model requests in flight. */
   active(): number;
   /** Client sockets currently open. */
@@ -180,6 +196,16 @@ export interface Gateway {
   /** This gateway's metrics (its own prom-client Registry). */
   metrics: GatewayMetrics;
 }
+
+/**
+ * Default listen backlog. Node's own default is 511: at 2,000 streams plus reconnecting idle
+ * sockets the queue overflowed (bench/soak.ts: 993 fresh client connections reset, /health SYNs
+ * dropped); 4096 is what `net.core.somaxconn` allows by default on Linux ≥ 5.4 (docs/gateway.md).
+ */
+export const DEFAULT_BACKLOG = 4096;
+
+/** Connections the operations listener keeps open (idle ones are evicted first, as on the main port). */
+const OPS_MAX_CONNECTIONS = 64;
 
 /** Default largest request body: 32 MiB (the Anthropic API's own request size limit). */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -314,6 +340,30 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     else socket.destroy();
   });
 
+  /**
+   * The operations routes (liveness, readiness, metrics), on the main port and on the operations
+   * listener alike: undefined when `path` is none of them, else the answer (a promise for
+   * /metrics). `keys` is the listener's client auth (/metrics needs a key when it is set).
+   */
+  function operations(path: string, method: string, req: http.IncomingMessage, res: http.ServerResponse, keys: AuthConfig | undefined): Promise<void> | true | undefined {
+    const probe = path === '/health' || path === '/healthz' || path === '/livez' || path === '/';
+    const metricsRoute = path === '/metrics' && options.metrics !== false;
+    if (!probe && path !== '/readyz' && !metricsRoute) return undefined;
+    // `HEAD /` is Claude Code's connectivity probe.
+    if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
+    if (probe) {
+      sendJson(res, 200, { status: 'ok', active: slots.active, maxConcurrent: opts.maxConcurrent, bodyBudgetInUse: budget.inUse });
+      return true;
+    }
+    if (path === '/readyz') {
+      const ready = !drain.draining && !closing;
+      sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'draining', active: slots.active });
+      return true;
+    }
+    authenticate(keys, req);
+    return metrics.serve(res, method === 'HEAD');
+  }
+
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const reqId = requestId();
     res.setHeader('request-id', reqId);
@@ -331,22 +381,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       metrics.request(route, res.writableFinished ? res.statusCode : 499, errorType);
     });
     try {
-      if (path === '/health' || path === '/healthz' || path === '/livez' || path === '/') {
-        // `HEAD /` is Claude Code's connectivity probe.
-        if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
-        sendJson(res, 200, { status: 'ok', active: slots.active, maxConcurrent: opts.maxConcurrent, bodyBudgetInUse: budget.inUse });
-        return;
-      }
-      if (path === '/readyz') {
-        if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
-        const ready = !drain.draining && !closing;
-        sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'draining', active: slots.active });
-        return;
-      }
-      if (path === '/metrics' && options.metrics !== false) {
-        if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
-        authenticate(auth, req);
-        await metrics.serve(res, method === 'HEAD');
+      const op = operations(path, method, req, res, auth);
+      if (op !== undefined) {
+        await op;
         return;
       }
       const modelId = /^\/(?:v1\/)?models(?:\/(.+))?$/.exec(path);
@@ -446,16 +483,55 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host, () => {
-      server.off('error', reject);
-      resolve();
+  /**
+   * The operations listener: only the operations routes, its own socket and accept queue, its
+   * own (small) connection cap. Everything else is a 404. /metrics follows the same auth rule as
+   * the main port, for the operations listener's own bind address.
+   */
+  let opsServer: http.Server | undefined;
+  let opsSockets: Set<Socket> | undefined;
+  if (options.ops) {
+    const opsHost = options.ops.host ?? DEFAULTS.host;
+    const opsAuth = resolveAuth({ host: opsHost, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}), flag: '--ops-host' });
+    const opsLimits = { ...limits, maxConnections: OPS_MAX_CONNECTIONS };
+    opsServer = http.createServer(httpServerOptions(opsLimits), (req, res) => {
+      res.setHeader('request-id', requestId());
+      const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
+      const method = req.method ?? 'GET';
+      void (async () => {
+        try {
+          const op = operations(path, method, req, res, opsAuth);
+          if (op === undefined) throw new GatewayError(404, `no route for ${method} ${path} on the operations listener (/health, /livez, /readyz, /metrics)`, 'not_found_error');
+          await op;
+        } catch (err) {
+          const ge = err instanceof GatewayError ? err : new GatewayError(500, 'internal gateway error', 'api_error');
+          req.resume();
+          sendJson(res, ge.status, messagesApi.errorBody(ge.type, ge.message), ge.headers);
+        }
+      })();
     });
-  });
+    opsSockets = guardConnections(opsServer, opsLimits);
+    opsServer.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (socket.writable) socket.end(clientErrorResponse(err));
+      else socket.destroy();
+    });
+  }
+
+  const listen = (s: http.Server, port: number, host: string, backlog: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen({ port, host, backlog }, () => {
+        s.off('error', reject);
+        resolve();
+      });
+    });
+  const urlOf = (host: string, port: number): string => {
+    const h = host.includes(':') ? `[${host}]` : host;
+    return `http://${h === '0.0.0.0' || h === '[::]' ? '127.0.0.1' : h}:${port}`;
+  };
+  await listen(server, opts.port ?? 0, opts.host, options.backlog ?? DEFAULT_BACKLOG);
   const port = (server.address() as AddressInfo).port;
-  const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  const url = `http://${hostForUrl === '0.0.0.0' ? '127.0.0.1' : hostForUrl}:${port}`;
+  const url = urlOf(opts.host, port);
 
   let closed: Promise<void> | undefined;
   let drained: Promise<number> | undefined;
@@ -465,17 +541,31 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       budget.stop();
       void ctx.bodyWorker?.close();
       for (const ac of inflight) ac.abort();
-      const done = new Promise<void>((r) => server.close(() => r()));
+      const done = Promise.all([server, opsServer].map((s) => new Promise<void>((r) => (s ? s.close(() => r()) : r()))));
       for (const s of sockets) s.destroy();
+      for (const s of opsSockets ?? []) s.destroy();
       upstream.close();
       await done;
     })();
     return closed;
   };
+  let ops: Gateway['ops'];
+  if (opsServer) {
+    const opsHost = options.ops!.host ?? DEFAULTS.host;
+    try {
+      await listen(opsServer, options.ops!.port, opsHost, 511);
+    } catch (err) {
+      await close();
+      throw new Error(`operations listener: ${(err as Error | undefined)?.message ?? String(err)}`);
+    }
+    const opsPort = (opsServer.address() as AddressInfo).port;
+    ops = { url: urlOf(opsHost, opsPort), port: opsPort, server: opsServer };
+  }
   return {
     url,
     port,
     server,
+    ...(ops ? { ops } : {}),
     active: () => slots.active,
     openSockets: () => sockets.size,
     close,
