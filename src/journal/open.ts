@@ -3,6 +3,10 @@
  * `file:<dir>` (the embedded store; `file-nosync:<dir>` without fsync), `memory`, or a PostgreSQL
  * URL `postgres://user@host:port/db` (also `postgresql://`; an optional `table_prefix=` query
  * parameter picks the tables, default `sluice_`; needs the optional `pg` package).
+ * Both the file and the PostgreSQL store take `?max_bytes=N` (also `512k`, `64m`, `1g`): the
+ * largest journal the store reads (default 1 GiB, DEFAULT_MAX_JOURNAL_BYTES). In a `file:` spec
+ * the first `?` starts the parameters (`max_bytes` is the only one); a bad or unknown parameter is
+ * `JournalError('config')`.
  * Other stores register an opener (`registerStoreOpener(scheme, …)`).
  */
 import { FileJournalStore } from './fileStore';
@@ -14,14 +18,39 @@ import type { JournalStore } from './store';
 type Opener = (rest: string) => JournalStore | Promise<JournalStore>;
 
 const OPENERS = new Map<string, Opener>([
-  ['file', (dir) => new FileJournalStore(dir)],
-  ['file-nosync', (dir) => new FileJournalStore(dir, { fsync: false })],
+  ['file', (rest) => openFile(rest, true)],
+  ['file-nosync', (rest) => openFile(rest, false)],
   ['memory', () => new MemoryJournalStore()],
   ['postgres', (rest) => openPostgres(`postgres:${rest}`)],
   ['postgresql', (rest) => openPostgres(`postgresql:${rest}`)],
 ]);
 
-/** A PostgreSQL URL, with sluice's own `table_prefix` parameter taken out before `pg` sees it. */
+/** `<dir>` or `<dir>?max_bytes=N`. */
+function openFile(rest: string, fsync: boolean): JournalStore {
+  const q = rest.indexOf('?');
+  if (q < 0) return new FileJournalStore(rest, { fsync });
+  const params = new URLSearchParams(rest.slice(q + 1));
+  const maxBytes = maxBytesOf(params);
+  const unknown = [...params.keys()].filter((k) => k !== 'max_bytes');
+  if (unknown.length > 0) throw new JournalError(`journal store file: unknown parameter "${unknown[0]}" (known: max_bytes)`, 'config');
+  return new FileJournalStore(rest.slice(0, q), maxBytes === undefined ? { fsync } : { fsync, maxBytes });
+}
+
+/** The `max_bytes` parameter (taken out of `params`): bytes, or with a k/m/g suffix (1024-based). */
+function maxBytesOf(params: URLSearchParams): number | undefined {
+  const all = params.getAll('max_bytes');
+  params.delete('max_bytes');
+  if (all.length === 0) return undefined;
+  const m = all.length === 1 ? /^(\d{1,15})([kmg]?)$/i.exec(all[0]!.trim()) : null;
+  const n = m ? Number(m[1]) * { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'] : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    const got = all.length === 1 ? `"${all[0]}"` : `${all.length} values`;
+    throw new JournalError(`journal store: max_bytes must be one whole number of bytes like 1048576, 512k or 64m (got ${got})`, 'config');
+  }
+  return n;
+}
+
+/** A PostgreSQL URL, with sluice's own `table_prefix` and `max_bytes` parameters taken out before `pg` sees them. */
 function openPostgres(spec: string): Promise<JournalStore> {
   let url: URL;
   try {
@@ -31,7 +60,8 @@ function openPostgres(spec: string): Promise<JournalStore> {
   }
   const tablePrefix = url.searchParams.get('table_prefix') ?? undefined;
   url.searchParams.delete('table_prefix');
-  return PostgresJournalStore.connect({ connectionString: url.toString(), tablePrefix });
+  const maxBytes = maxBytesOf(url.searchParams);
+  return PostgresJournalStore.connect({ connectionString: url.toString(), tablePrefix, ...(maxBytes === undefined ? {} : { maxBytes }) });
 }
 
 export function registerStoreOpener(scheme: string, open: Opener): void {
