@@ -79,7 +79,7 @@ class Decoder {
     });
   }
 
-  /** One backend read: its events go to the turn in order, then the client gets one write. */
+  /** One `data` event of the backend response: its events go to the turn in order (written by `flushRead`). */
   private data(chunk: Buffer): void {
     if (this.done) return;
     if (this.isJson || sseProgress(chunk)) this.idle.touch();
@@ -90,8 +90,23 @@ class Decoder {
     if (this.isJson) return this.collectJson(chunk);
     this.feed(this.reader.write(chunk, this.evs));
     this.evs.length = 0;
-    this.sink.flush();
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flushRead);
+    }
   }
+
+  /**
+   * The client gets one write per socket read of the backend. Node's HTTP parser hands over one
+   * `data` event per chunk of a chunked body (a token stream: one per SSE frame, hundreds per socket
+   * read), all within the one call that delivers the socket read; this microtask runs when that call
+   * returns, before any other I/O, so it adds no latency and writes everything those events produced.
+   */
+  private flushQueued = false;
+  private readonly flushRead = (): void => {
+    this.flushQueued = false;
+    this.sink.flush();
+  };
 
   private feed(evs0: StreamEvent[]): void {
     // A call that begins after the backend's finish (or after [DONE]) is not another block.
