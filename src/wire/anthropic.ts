@@ -40,6 +40,7 @@
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { fromTemplate, skim, type Template, templateOf } from './skim';
+import { type PathKey, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_IN_PLACE } from './pieces';
 
 const enum Kind {
   Text,
@@ -145,6 +146,27 @@ export class AnthropicAdapter extends BaseAdapter {
   protected override onEnd(out: EventSink): void {
     this.checkUnclosed(out);
   }
+
+  /** A huge event (src/wire/pieces.ts): `delta.partial_json` of a content_block_delta is argument text. */
+  pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
+    return path.length === 2 && path[0] === 'delta' && path[1] === 'partial_json' ? STRING_IN_PLACE : undefined;
+  }
+
+  /**
+   * The input_json_delta of an open tool_use block streams to its call; of any other block it is
+   * dropped (the payload at the event's end, with `partial_json: ""`, gives the warning `delta`
+   * gives today: unknown block, refused index, delta that does not fit its block).
+   */
+  pieceOpen(head: Obj, _path: readonly PathKey[], _out: EventSink): number {
+    if (head.type !== 'content_block_delta' || !isObj(head.delta) || head.delta.type !== 'input_json_delta') return PIECE_KEEP;
+    const index = wireIndex(head.index);
+    const block = index === undefined || index === REFUSED_INDEX ? undefined : this.blocks[index];
+    if (block === undefined || block.kind !== Kind.Tool) return PIECE_DROP;
+    block.sentFragment = true;
+    return block.call;
+  }
+
+  pieceClose(): void {}
 
   /**
    * Fast path (skim.ts): `content_block_delta` with a `text_delta` for an open text block or a

@@ -40,6 +40,7 @@
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, textIndex, wireIndex } from './common';
+import { OBJECT_SPLIT, PIECE_DROP, PIECE_KEEP, type PieceRoute } from './pieces';
 
 const FILTER_REASONS = new Set([
   'SAFETY',
@@ -130,6 +131,8 @@ export class GeminiAdapter extends BaseAdapter {
   private nextCall = 0;
   private callsSinceFinish = 0;
   private open: OpenCall | undefined;
+  /** Streamed calls (src/wire/pieces.ts) whose identity waits for the rest of their part. */
+  private deferred: { index: number; fc: Obj }[] = [];
   private lastUsage = '';
 
   protected onPayload(p: Obj, out: EventSink): void {
@@ -205,6 +208,62 @@ export class GeminiAdapter extends BaseAdapter {
     this.closeOpen(out);
   }
 
+  /**
+   * A huge event (src/wire/pieces.ts): a named `functionCall`'s `args` object is argument text,
+   * passed on as raw JSON text (its spelling as sent, where a small event gets `JSON.stringify`).
+   * Split: the parts before it at `pieceOpen`; the call's identity when the rest of its part is
+   * read (a `thoughtSignature` or an `id` after `args` still comes first / counts), `call.complete`
+   * once the event has proved valid.
+   */
+  pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
+    return path.length === 7 &&
+      path[6] === 'args' &&
+      path[5] === 'functionCall' &&
+      path[3] === 'parts' &&
+      path[2] === 'content' &&
+      path[0] === 'candidates'
+      ? OBJECT_SPLIT
+      : undefined;
+  }
+
+  pieceOpen(head: Obj, path: readonly PathKey[], out: EventSink): number {
+    if (isObj(head.error)) return PIECE_KEEP;
+    // The value is the head's last element of each array on its path (after a split, earlier
+    // elements are not in the head); the candidate's position is the path's.
+    const ci = path[1] as number;
+    const cands = head.candidates as unknown[];
+    const cand = cands[cands.length - 1];
+    if (!isObj(cand)) return PIECE_KEEP;
+    const candIndex = wireIndex(cand.index);
+    if (candIndex === REFUSED_INDEX || (candIndex ?? 0) !== 0 || ci > 0) return PIECE_DROP; // the payload warns
+    const parts = isObj(cand.content) ? cand.content.parts : undefined;
+    const part = Array.isArray(parts) ? parts[parts.length - 1] : undefined;
+    const fc = isObj(part) ? part.functionCall : undefined;
+    if (!isObj(fc) || nonEmpty(fc.name) === undefined || fc.willContinue === true || fc.partialArgs !== undefined) return PIECE_KEEP;
+    // The head without this part, then the part's signature (when it came before the call).
+    (parts as unknown[]).length--;
+    this.onPayload(head, out);
+    const sig = nonEmpty((part as Obj).thoughtSignature);
+    if (sig !== undefined) out.push({ type: 'thinking.signature', signature: sig });
+    if (this.open !== undefined) {
+      out.push({ type: 'warning', code: 'call_not_terminated', message: `gemini: call ${this.open.index} was not terminated before the next call; completed` });
+      this.closeOpen(out);
+    }
+    const index = this.nextCall++;
+    this.callsSinceFinish++;
+    this.deferred.push({ index, fc });
+    return index;
+  }
+
+  pieceClose(index: number, out: EventSink): void {
+    out.push({ type: 'call.complete', index });
+  }
+
+  /** Identities of streamed calls not yet sent (the event's rest never came, or was broken). */
+  pieceEnd(out: EventSink): void {
+    for (const d of this.deferred.splice(0)) this.identity(d.index, d.fc, out);
+  }
+
   private part(part: Obj, out: EventSink): void {
     const sig = nonEmpty(part.thoughtSignature);
     if (sig !== undefined) out.push({ type: 'thinking.signature', signature: sig });
@@ -232,6 +291,13 @@ export class GeminiAdapter extends BaseAdapter {
 
   private functionCall(fc: Obj, out: EventSink): void {
     const named = nonEmpty(fc.name) !== undefined;
+    if (!named && this.deferred.length > 0) {
+      // The rest of a streamed call's part (src/wire/pieces.ts): its identity, with an id sent after `args`.
+      const d = this.deferred.shift()!;
+      const id = nonEmpty(fc.id);
+      this.identity(d.index, id !== undefined ? { ...d.fc, id } : d.fc, out);
+      return;
+    }
     const continues = fc.willContinue === true;
     const partial = fc.partialArgs;
     if (named) {

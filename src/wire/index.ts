@@ -23,14 +23,15 @@
  * 1.07–1.18 (chat). Under Jest the same code runs ~1.5× slower (module sandbox): measure outside it.
  */
 import type { Adapter, StreamEvent, WireFormat } from './events';
-import { EventCollector, type EventSink, isFastAdapter, isObj, warning } from './common';
+import { EventCollector, type EventSink, type FastAdapter, isFastAdapter, isObj, warning } from './common';
 import { AnthropicAdapter } from './anthropic';
 import { OpenAIChatAdapter } from './openaiChat';
 import { OpenAIResponsesAdapter } from './openaiResponses';
 import { GeminiAdapter } from './gemini';
 import { DynamoAdapter } from './dynamo';
 import { AiSdkAdapter } from './aiSdk';
-import { SseDecoder, type SseDecoderOptions, type SseMessage } from './sse';
+import { DEFAULT_MAX_EVENT_CHARS, SseDecoder, type SseDecoderOptions, type SseMessage } from './sse';
+import { type PieceAdapter, PieceDecoder } from './pieces';
 import { FormatCheck, payloadFormat } from './detect';
 
 export { SseDecoder, DEFAULT_MAX_EVENT_CHARS } from './sse';
@@ -97,6 +98,12 @@ export interface StreamReaderOptions extends AdapterOptions {
   maxEventChars?: number;
   /** Dispatch an SSE event cut by EOF instead of only warning about it. Default false (spec). */
   lenientEof?: boolean;
+  /**
+   * An event whose data grows past this many UTF-16 code units is read a piece per write
+   * (src/wire/pieces.ts): its argument text goes out as `call.fragment`s as it arrives. Default
+   * 256 Ki; `Infinity` turns it off (every event is parsed whole at its end).
+   */
+  pieceThreshold?: number;
   /** Use this adapter instead of creating one. */
   adapter?: Adapter;
   /**
@@ -194,6 +201,17 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
     onData,
   };
   if (options.maxEventChars !== undefined) decoderOptions.maxEventChars = options.maxEventChars;
+  // A huge event is read a piece per write (src/wire/pieces.ts) when the adapter names its argument positions.
+  const pieceAdapter = fast !== undefined && typeof (fast as Partial<PieceAdapter>).pieceRoute === 'function' ? (fast as FastAdapter & PieceAdapter) : undefined;
+  if (pieceAdapter !== undefined && options.pieceThreshold !== Infinity) {
+    decoderOptions.pieces = new PieceDecoder(pieceAdapter, {
+      out: () => cur,
+      ready: () => !mismatched && (check === undefined || check.done),
+      maxChars: options.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS,
+      tooLarge: (message) => decoderOptions.onWarning!('sse_event_too_large', message),
+    });
+    if (options.pieceThreshold !== undefined) decoderOptions.pieceThreshold = options.pieceThreshold;
+  }
   const decoder = new SseDecoder(decoderOptions);
   let ended = false;
 

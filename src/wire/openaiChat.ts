@@ -36,6 +36,7 @@
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { fromTemplate, skim, type Template, templateOf } from './skim';
+import { type PathKey, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_SPLIT } from './pieces';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -243,6 +244,40 @@ export class OpenAIChatAdapter extends BaseAdapter {
     if (at >= 0) this.tpl = { ...templateOf(data, at, end), thinking: content === undefined };
     return true;
   }
+
+  /**
+   * A huge chunk (src/wire/pieces.ts): `choices[i].delta.tool_calls[k].function.arguments` is
+   * argument text. Split: what came before it (message start, text, the call's identity) is
+   * handled at `pieceOpen`, the rest of the chunk (finish_reason, usage, later calls) at its end.
+   */
+  pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
+    return path.length === 7 &&
+      path[6] === 'arguments' &&
+      path[5] === 'function' &&
+      path[3] === 'tool_calls' &&
+      path[2] === 'delta' &&
+      path[0] === 'choices'
+      ? STRING_SPLIT
+      : undefined;
+  }
+
+  pieceOpen(head: Obj, path: readonly PathKey[], out: EventSink): number {
+    // The value is the head's last element of each array on its path (after a split, earlier
+    // elements are not in the head: positions there are not the path's).
+    const choices = head.choices as unknown[];
+    const c = choices[choices.length - 1];
+    if (!isObj(c) || (c.index !== undefined && c.index !== 0)) return PIECE_DROP; // the payload warns: extra_choice
+    const tcs = isObj(c.delta) ? c.delta.tool_calls : undefined;
+    const tc = Array.isArray(tcs) ? tcs[tcs.length - 1] : undefined;
+    if (!isObj(tc)) return PIECE_KEEP;
+    const index = wireIndex(tc.index);
+    if (index === REFUSED_INDEX) return PIECE_DROP; // the payload warns: invalid_index
+    if (index === undefined) return PIECE_KEEP; // matched by id/order: read whole
+    this.onPayload(head, out);
+    return index;
+  }
+
+  pieceClose(): void {}
 
   /** Hooks for dialects (Dynamo): extra fields on a choice / on the chunk. */
   protected choiceExtras(_choice: Obj, _out: EventSink): void {}

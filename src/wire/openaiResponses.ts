@@ -39,6 +39,7 @@
 import { isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { skim } from './skim';
+import { type PathKey, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_DROP, STRING_IN_PLACE } from './pieces';
 
 interface ItemState {
   call: number;
@@ -194,6 +195,57 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
           );
         }
     }
+  }
+
+  /**
+   * A huge event (src/wire/pieces.ts): the `delta` of function_call_arguments.delta, the
+   * `arguments` of function_call_arguments.done and the `item.arguments` of output_item.done are
+   * argument text; a response's `output[].arguments` (response.completed and the like) repeat it
+   * and are never read here.
+   */
+  pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
+    const n = path.length;
+    if (n === 1) return path[0] === 'delta' || path[0] === 'arguments' ? STRING_IN_PLACE : undefined;
+    if (n === 2) return path[0] === 'item' && path[1] === 'arguments' ? STRING_IN_PLACE : undefined;
+    if (n === 4 && path[0] === 'response' && path[1] === 'output' && path[3] === 'arguments') return STRING_DROP;
+    return undefined;
+  }
+
+  /**
+   * Streams to the item's call: a delta always, a `.done` or `output_item.done` only when no delta
+   * came before (otherwise its arguments repeat the deltas and are dropped, as `complete` does).
+   * The payload at the event's end (arguments `""`) then completes the call as usual.
+   */
+  pieceOpen(head: Obj, path: readonly PathKey[], _out: EventSink): number {
+    if (head.output_index !== undefined && wireIndex(head.output_index) === REFUSED_INDEX) return PIECE_DROP;
+    const type = head.type;
+    let st: ItemState | undefined;
+    if (type === 'response.function_call_arguments.delta' && path[0] === 'delta') {
+      st = this.find(head);
+      if (st === undefined) return PIECE_DROP;
+      st.hadDelta = true;
+      return st.call;
+    }
+    if (type === 'response.function_call_arguments.done' && path[0] === 'arguments') st = this.find(head);
+    else if (type === 'response.output_item.done' && path[0] === 'item' && isObj(head.item)) {
+      if (head.item.type !== 'function_call') return PIECE_DROP;
+      st = this.find(head, head.item);
+      if (st === undefined) return PIECE_KEEP; // opened there: its arguments are read whole
+    } else return PIECE_KEEP;
+    if (st === undefined || st.completed || st.hadDelta) return PIECE_DROP;
+    st.hadDelta = true;
+    return st.call;
+  }
+
+  pieceClose(): void {}
+
+  /** The item an event is about (by item id, then output_index), without a warning. */
+  private find(p: Obj, item?: Obj): ItemState | undefined {
+    const itemId = nonEmpty(item !== undefined ? item.id : p.item_id);
+    const st = itemId !== undefined ? this.items.get(itemId) : undefined;
+    if (st !== undefined) return st;
+    const oi = num(p.output_index);
+    return oi !== undefined ? this.byOutputIndex.get(oi) : undefined;
   }
 
   private created(p: Obj, out: EventSink): void {

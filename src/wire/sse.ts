@@ -30,6 +30,13 @@
  *   cannot grow memory either. The stream reader (src/wire/index.ts) turns the warning into a
  *   non-retryable `limit_exceeded` stream error: a dropped event would silently lose data.
  *
+ * - *Pieces (`pieces`, src/wire/pieces.ts): once an event's data grows past `pieceThreshold`
+ *   (default 256 Ki code units) it is handed to the piece sink instead of being joined: `begin`
+ *   gets the data so far, `more` each later piece as it arrives (a `\n` between data lines), `end`
+ *   the event's blank line, `abort` a cut or dropped event. The sink may decline (`begin` → false):
+ *   the event is then collected as usual. Data handed to the sink does not count toward
+ *   `maxEventChars` (the sink bounds what it keeps itself).
+ *
  * Cost: O(total input). Each new chunk is scanned once; an unfinished line is kept as a list of
  * pieces and joined once when its end arrives (never re-scanned per chunk).
  */
@@ -49,7 +56,25 @@ export interface SseMessage {
   dataless?: boolean;
 }
 
+/** Takes over a huge event's data piece by piece (see the `pieces` option; src/wire/pieces.ts). */
+export interface SsePieceSink {
+  /** The event's data grew past the threshold: `head` is the data so far. False: decline. */
+  begin(head: string, event: string | undefined): boolean;
+  /** The next piece of the event's data. */
+  more(text: string): void;
+  /** The event's blank line. */
+  end(): void;
+  /** The event was cut by the end of the stream or dropped over the cap. */
+  abort(): void;
+}
+
+export const DEFAULT_PIECE_THRESHOLD = 256 * 1024;
+
 export interface SseDecoderOptions {
+  /** Hand events whose data grows past `pieceThreshold` to this sink (see the class comment). */
+  pieces?: SsePieceSink;
+  /** Data size (UTF-16 code units) from which an event goes to `pieces`. Default 256 Ki. */
+  pieceThreshold?: number;
   /** Cap on one event's accumulated field values, in UTF-16 code units. Default 64 Mi. */
   maxEventChars?: number;
   /** Dispatch event blocks that have an `event:` field but no `data:` line. Default false (spec). */
@@ -92,6 +117,8 @@ export class SseDecoder {
   private readonly onWarning?: (code: string, message: string) => void;
   private readonly onMessage?: (message: SseMessage) => void;
   private readonly onData?: (data: string, event: string | undefined) => void;
+  private readonly sink?: SsePieceSink;
+  private readonly pieceThreshold: number;
 
   private textDecoder: TextDecoder | undefined;
   /** No UTF-8 sequence is open: the bytes so far ended with an ASCII byte (or there were none). */
@@ -105,6 +132,12 @@ export class SseDecoder {
   private partialChars = 0;
   /** The current line is over the cap: skip to its end. */
   private discardingLine = false;
+  /** The current event's data goes to the piece sink. */
+  private piecing = false;
+  /** The current unfinished line is a data line whose text goes to the piece sink as it arrives. */
+  private pieceLine = false;
+  /** The piece sink declined this event (or its big line is not a data line): do not ask again. */
+  private pieceDeclined = false;
 
   // Current event block.
   private data = '';
@@ -126,6 +159,8 @@ export class SseDecoder {
     this.onWarning = options.onWarning;
     this.onMessage = options.onMessage;
     this.onData = options.onMessage !== undefined ? options.onData : undefined;
+    this.sink = options.pieces;
+    this.pieceThreshold = options.pieceThreshold ?? DEFAULT_PIECE_THRESHOLD;
   }
 
   /** Decode one chunk; returns the messages it completed (possibly none). */
@@ -167,7 +202,10 @@ export class SseDecoder {
     }
     this.ended = true;
     let truncated = false;
-    if (this.partial.length > 0 || this.discardingLine) {
+    if (this.pieceLine) {
+      this.pieceLine = false;
+      truncated = true;
+    } else if (this.partial.length > 0 || this.discardingLine) {
       const line = this.partial.join('');
       this.partial = [];
       this.partialChars = 0;
@@ -177,6 +215,7 @@ export class SseDecoder {
     }
     if (this.hasFields) truncated = true;
     if (truncated && this.lenientEof) this.dispatch();
+    else if (this.piecing) this.sink!.abort();
     this.resetEvent();
     return { messages: this.take(), truncated };
   }
@@ -200,7 +239,7 @@ export class SseDecoder {
       if (pos < len && text.charCodeAt(pos) === LF) pos++;
     }
     let nextCR = text.indexOf('\r', pos);
-    if (nextCR === -1 && this.partial.length === 0 && !this.discardingLine) {
+    if (nextCR === -1 && this.partial.length === 0 && !this.discardingLine && !this.pieceLine) {
       // Fast path: LF-only chunk, no unfinished line.
       let lf = text.indexOf('\n', pos);
       while (lf !== -1) {
@@ -225,7 +264,10 @@ export class SseDecoder {
         this.keepPartial(text, pos, len);
         return;
       }
-      if (this.partial.length > 0 || this.discardingLine) {
+      if (this.pieceLine) {
+        this.pieceLine = false;
+        if (eol > pos) this.sink!.more(text.slice(pos, eol));
+      } else if (this.partial.length > 0 || this.discardingLine) {
         if (this.discardingLine) {
           this.discardingLine = false;
         } else {
@@ -250,6 +292,10 @@ export class SseDecoder {
 
   private keepPartial(text: string, from: number, to: number): void {
     if (from >= to || this.discardingLine) return;
+    if (this.pieceLine) {
+      this.sink!.more(from === 0 && to === text.length ? text : text.slice(from, to));
+      return;
+    }
     const n = to - from;
     if (this.partialChars + n + this.eventChars > this.maxEventChars) {
       // An unterminated line is already over the cap: drop it and the event it belongs to.
@@ -261,9 +307,55 @@ export class SseDecoder {
     }
     this.partial.push(from === 0 && to === text.length ? text : text.slice(from, to));
     this.partialChars += n;
+    if (this.sink !== undefined && !this.pieceDeclined && !this.dropping && this.partialChars + this.data.length > this.pieceThreshold) {
+      this.pieceStartLine();
+    }
+  }
+
+  /** The unfinished line is past the piece threshold: a data line goes to the piece sink from now on. */
+  private pieceStartLine(): void {
+    const line = this.partial.length === 1 ? this.partial[0]! : this.partial.join('');
+    this.partial = [line];
+    if (!(line.charCodeAt(4) === COLON && isField(line, 0, 'data'))) {
+      this.pieceDeclined = true; // a huge comment or other field: the cap applies as before
+      return;
+    }
+    const value = line.slice(line.charCodeAt(5) === SPACE ? 6 : 5);
+    if (!this.pieceData(value)) return;
+    this.partial = [];
+    this.partialChars = 0;
+    this.pieceLine = true;
+  }
+
+  /**
+   * The value of a data line of the current event, when the event is (or now becomes) one for
+   * the piece sink. False: the caller handles the value as usual.
+   */
+  private pieceData(value: string): boolean {
+    const sink = this.sink!;
+    if (this.piecing) {
+      sink.more('\n');
+      sink.more(value);
+      return true;
+    }
+    if (this.pieceDeclined) return false;
+    if (!sink.begin(this.hasData ? this.data + '\n' + value : value, this.eventType === '' ? undefined : this.eventType)) {
+      this.pieceDeclined = true;
+      return false;
+    }
+    this.piecing = true;
+    this.data = '';
+    this.hasData = true;
+    this.hasFields = true;
+    return true;
   }
 
   private overCap(): void {
+    if (this.piecing) {
+      this.sink!.abort();
+      this.piecing = false;
+      this.pieceLine = false;
+    }
     if (!this.dropping) {
       this.dropping = true;
       this.onWarning?.(
@@ -297,6 +389,7 @@ export class SseDecoder {
       if (this.dropping) return;
       let v = start + 5;
       if (v < end && text.charCodeAt(v) === SPACE) v++;
+      if (this.sink !== undefined && (this.piecing || end - v + this.data.length > this.pieceThreshold) && this.pieceData(text.slice(v, end))) return;
       this.eventChars += end - v;
       if (this.eventChars > this.maxEventChars) {
         this.overCap();
@@ -358,6 +451,10 @@ export class SseDecoder {
     }
     if (nameLen === 4 && isField(text, start, 'data')) {
       const value = text.slice(vStart, end);
+      if (this.sink !== undefined && (this.piecing || value.length + this.data.length > this.pieceThreshold) && this.pieceData(value)) {
+        this.eventChars -= end - vStart;
+        return;
+      }
       this.data = this.hasData ? this.data + '\n' + value : value;
       this.hasData = true;
       this.hasFields = true;
@@ -374,6 +471,11 @@ export class SseDecoder {
 
   private dispatch(): void {
     if (this.dropping) return;
+    if (this.piecing) {
+      this.piecing = false;
+      this.sink!.end();
+      return;
+    }
     if (!this.hasData && !(this.dispatchDataless && this.eventType !== undefined)) return;
     const fast = this.onData;
     if (fast !== undefined && this.hasData && this.comments === undefined) {
@@ -400,6 +502,8 @@ export class SseDecoder {
     this.eventChars = 0;
     this.hasFields = false;
     this.dropping = false;
+    this.piecing = false;
+    this.pieceDeclined = false;
   }
 }
 

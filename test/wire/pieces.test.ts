@@ -1,0 +1,357 @@
+/**
+ * The piecewise reading of a huge SSE event (src/wire/pieces.ts), differential: the same stream
+ * read with pieces off (`pieceThreshold: Infinity`, the whole event parsed at its end) and on (a
+ * small threshold, so every event of a stream goes through the pieces path), fed whole and split at
+ * every kind of boundary (inside escapes, `\uXXXX`, surrogate pairs, keys, CRLF), gives the same
+ * events and the same argument text. Broken events give the same warning and leave the call
+ * malformed; a real-size event is actually streamed (many fragments, each from one read).
+ */
+import { createStreamReader, type StreamReaderOptions } from '../../src/wire';
+import type { StreamEvent, WireFormat } from '../../src/wire/events';
+import { safeStringCut } from '../../src/wire/pieces';
+import { JsonScanner } from '../../src/args/scanner';
+import { describeFixtures, listFixtures, readFixture } from '../helpers/fixtures';
+
+/** A small seeded PRNG (mulberry32) so failures reproduce. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function decode(format: WireFormat, chunks: readonly (string | Uint8Array)[], o: StreamReaderOptions = {}): StreamEvent[] {
+  const r = createStreamReader(format, o);
+  const out: StreamEvent[] = [];
+  for (const c of chunks) out.push(...r.write(c));
+  out.push(...r.end());
+  return out;
+}
+
+/** Splits of `text` at random sizes (1..max), as strings or as UTF-8 bytes. */
+function split(text: string, seed: number, max: number, bytes = false): (string | Uint8Array)[] {
+  const r = rng(seed);
+  const src: string | Buffer = bytes ? Buffer.from(text, 'utf8') : text;
+  const out: (string | Uint8Array)[] = [];
+  for (let i = 0; i < src.length; ) {
+    const n = 1 + Math.floor(r() * max);
+    out.push(typeof src === 'string' ? src.slice(i, i + n) : src.subarray(i, i + n));
+    i += n;
+  }
+  return out;
+}
+
+interface Shape {
+  /** Every event except fragments and completes, in order. */
+  events: StreamEvent[];
+  /** Per call index: the argument text (fragments joined) and how many completes. */
+  args: Map<number, string>;
+  completes: Map<number, number>;
+  fragments: number;
+}
+
+function shape(events: StreamEvent[]): Shape {
+  const s: Shape = { events: [], args: new Map(), completes: new Map(), fragments: 0 };
+  for (const e of events) {
+    if (e.type === 'call.fragment') {
+      s.fragments++;
+      s.args.set(e.index, (s.args.get(e.index) ?? '') + e.text);
+    } else if (e.type === 'call.complete') s.completes.set(e.index, (s.completes.get(e.index) ?? 0) + 1);
+    else {
+      const last = s.events[s.events.length - 1];
+      if ((e.type === 'text.delta' || e.type === 'thinking.delta') && last?.type === e.type) s.events[s.events.length - 1] = { ...last, text: last.text + e.text };
+      else s.events.push(e);
+    }
+  }
+  return s;
+}
+
+/** Pieces on and off agree (Gemini's raw argument text is compared as JSON values: its spelling is the sender's). */
+function expectSame(format: WireFormat, got: StreamEvent[], want: StreamEvent[]): void {
+  const g = shape(got);
+  const w = shape(want);
+  expect(g.events).toEqual(w.events);
+  expect(g.completes).toEqual(w.completes);
+  expect([...g.args.keys()].sort()).toEqual([...w.args.keys()].sort());
+  for (const [i, text] of w.args) {
+    const mine = g.args.get(i)!;
+    if (format === 'gemini' && mine !== text) expect(JSON.parse(mine)).toEqual(JSON.parse(text));
+    else expect(mine).toBe(text);
+  }
+}
+
+const OFF: StreamReaderOptions = { pieceThreshold: Infinity };
+
+// ------------------------------------------------------------------------------- safe cuts
+
+/** JSON string content with some characters written as \uXXXX escapes (pairs as two escapes). */
+function rawContent(s: string, r: () => number): string {
+  let out = '';
+  for (const ch of s) {
+    if (r() < 0.3) for (let k = 0; k < ch.length; k++) out += '\\u' + ch.charCodeAt(k).toString(16).padStart(4, '0');
+    else out += JSON.stringify(ch).slice(1, -1);
+  }
+  return out;
+}
+
+const TRICKY = ['a', 'Z', ' ', '"', '\\', '/', '\n', '\t', '\u0001', 'é', '€', '😀', '𝄞', '\ud800', '\udc00', '{', '}', ':', ','];
+
+function trickyString(r: () => number, n: number): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += TRICKY[Math.floor(r() * TRICKY.length)];
+  return s;
+}
+
+describe('safeStringCut', () => {
+  test('every prefix cut there unescapes alone, never between the halves of a pair, and holds back at most 11 chars', () => {
+    const r = rng(7);
+    for (let round = 0; round < 60; round++) {
+      const value = trickyString(r, 40);
+      const raw = rawContent(value, r);
+      for (let p = 0; p <= raw.length; p++) {
+        const prefix = raw.slice(0, p);
+        const cut = safeStringCut(prefix);
+        expect(p - cut).toBeLessThanOrEqual(11);
+        const s = JSON.parse(`"${prefix.slice(0, cut)}"`) as string;
+        expect(value.startsWith(s)).toBe(true);
+        const c = s.charCodeAt(s.length - 1);
+        const next = value.charCodeAt(s.length);
+        // Never the first half of a pair whose second half follows (a lone high surrogate may end a piece).
+        expect(c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff).toBe(false);
+      }
+    }
+  });
+});
+
+// ------------------------------------------------------------------------------- synthetic streams
+
+function sse(payloads: unknown[], eventNames = false): string {
+  return payloads.map((p) => `${eventNames && typeof p === 'object' && p !== null ? `event: ${(p as { type: string }).type}\n` : ''}data: ${typeof p === 'string' ? p : JSON.stringify(p)}\n\n`).join('');
+}
+
+function bigArgs(seed: number, chars: number): string {
+  const r = rng(seed);
+  return JSON.stringify({ path: '/x.ts', content: trickyString(r, chars).replace(/[\ud800-\udfff]/g, (c, i: number, s: string) => (/[\ud800-\udbff][\udc00-\udfff]/.test(s.slice(i, i + 2)) || /[\ud800-\udbff][\udc00-\udfff]/.test(s.slice(i - 1, i + 1)) ? c : 'x')), n: [1, 2.5, -3e2, true, null] });
+}
+
+function anthropicStream(args: string): string {
+  return sse(
+    [
+      { type: 'message_start', message: { id: 'msg_1', model: 'claude', usage: { input_tokens: 5, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Writing.' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'write', input: {} } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: args.slice(0, 7) } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: args.slice(7) } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } },
+      { type: 'message_stop' },
+    ],
+    true,
+  );
+}
+
+function chatStream(args: string, args2: string): string {
+  return sse([
+    { id: 'c1', object: 'chat.completion.chunk', model: 'gpt', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi.', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'write', arguments: args } }, { index: 1, id: 'call_b', type: 'function', function: { name: 'read', arguments: args2 } }] }, finish_reason: null }] },
+    { id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 3, completion_tokens: 4 } },
+    '[DONE]',
+  ]);
+}
+
+function responsesStream(args: string): string {
+  const item = { id: 'fc_1', type: 'function_call', status: 'completed', arguments: args, call_id: 'call_1', name: 'write' };
+  return sse(
+    [
+      { type: 'response.created', response: { id: 'resp_1', model: 'gpt-5' } },
+      { type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } },
+      { type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 0, delta: args },
+      { type: 'response.function_call_arguments.done', item_id: 'fc_1', output_index: 0, arguments: args },
+      { type: 'response.output_item.done', output_index: 0, item },
+      // A second call announced but sent only whole, in its .done events.
+      { type: 'response.output_item.added', output_index: 1, item: { ...item, id: 'fc_2', call_id: 'call_2', status: 'in_progress', arguments: '' } },
+      { type: 'response.function_call_arguments.done', item_id: 'fc_2', output_index: 1, arguments: args },
+      { type: 'response.output_item.done', output_index: 1, item: { ...item, id: 'fc_2', call_id: 'call_2' } },
+      { type: 'response.completed', response: { id: 'resp_1', output: [item, { ...item, id: 'fc_2' }], usage: { input_tokens: 3, output_tokens: 4 } } },
+    ],
+    true,
+  );
+}
+
+function geminiStream(a: unknown, b: unknown): string {
+  return sse([
+    { candidates: [{ content: { role: 'model', parts: [{ text: 'Two files.' }] } }], modelVersion: 'gemini-2.5', responseId: 'r1' },
+    {
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ text: 'Now:' }, { functionCall: { name: 'write', args: a }, thoughtSignature: 'sig1' }, { functionCall: { name: 'write', args: b, id: 'fc-b' } }, { text: 'done' }] },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+      usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 9 },
+    },
+  ]);
+}
+
+const SMALL = bigArgs(1, 300);
+const STREAMS: [WireFormat, string][] = [
+  ['anthropic', anthropicStream(SMALL)],
+  ['openai-chat', chatStream(SMALL, bigArgs(2, 50))],
+  ['openai-responses', responsesStream(SMALL)],
+  ['gemini', geminiStream(JSON.parse(SMALL), { q: 'é😀\\"', list: [{}, [], 0] })],
+];
+
+describe('pieces on = pieces off (synthetic streams with escapes, \\u escapes and surrogate pairs)', () => {
+  test.each(STREAMS)('%s: split at every position', (format, text) => {
+    const want = decode(format, [text], OFF);
+    for (const threshold of [1, 40]) {
+      expectSame(format, decode(format, [text], { pieceThreshold: threshold }), want);
+      // Every single split point (two chunks), strings and bytes.
+      for (let p = 1; p < text.length; p += 1) expectSame(format, decode(format, [text.slice(0, p), text.slice(p)], { pieceThreshold: threshold }), want);
+    }
+  });
+
+  test.each(STREAMS)('%s: random splits, strings, UTF-8 bytes and CRLF', (format, text) => {
+    const want = decode(format, [text], OFF);
+    const crlf = text.replace(/\n/g, '\r\n');
+    for (let seed = 1; seed <= 30; seed++) {
+      const threshold = [1, 5, 64, 300][seed % 4];
+      expectSame(format, decode(format, split(text, seed, 1 + (seed % 9)), { pieceThreshold: threshold }), want);
+      expectSame(format, decode(format, split(text, seed, 3 + seed * 7, true), { pieceThreshold: threshold }), want);
+      expectSame(format, decode(format, split(crlf, seed, 1 + seed), { pieceThreshold: threshold }), want);
+    }
+  });
+});
+
+describeFixtures('pieces on = pieces off on every recorded stream', () => {
+  const dirs: [string, WireFormat][] = [
+    ['anthropic', 'anthropic'],
+    ['openai-chat', 'openai-chat'],
+    ['openai-responses', 'openai-responses'],
+    ['gemini', 'gemini'],
+    ['dynamo/agent-harness', 'dynamo'],
+  ];
+  const files = dirs.flatMap(([d, f]) => listFixtures(d, /\.sse$/).map((rel) => [rel, f] as [string, WireFormat]));
+  test.each(files)('%s', (rel, format) => {
+    const text = readFixture(rel);
+    const want = decode(format, [text], OFF);
+    for (let seed = 1; seed <= 4; seed++) {
+      expectSame(format, decode(format, split(text, seed, 1 + seed * 50, seed % 2 === 0), { pieceThreshold: [1, 16, 100, 2000][seed - 1] }), want);
+    }
+  });
+});
+
+// ------------------------------------------------------------------------------- real-size events
+
+/** `text` in 64 KiB socket-sized reads. */
+function reads(text: string): Buffer[] {
+  const all = Buffer.from(text, 'utf8');
+  const out: Buffer[] = [];
+  for (let i = 0; i < all.length; i += 65_536) out.push(all.subarray(i, i + 65_536));
+  return out;
+}
+
+describe('a huge event is streamed a piece per read (default threshold)', () => {
+  const HUGE = bigArgs(3, 700_000); // ~1.4 MB of JSON text, ~2 MB escaped again on the wire
+
+  test.each([
+    ['anthropic', anthropicStream(HUGE)],
+    ['openai-chat', chatStream(HUGE, '{}')],
+    ['openai-responses', responsesStream(HUGE)],
+    ['gemini', geminiStream(JSON.parse(HUGE), JSON.parse(HUGE))],
+  ] as [WireFormat, string][])('%s', (format, text) => {
+    const want = decode(format, [text], OFF);
+    const r = createStreamReader(format);
+    const got: StreamEvent[] = [];
+    let maxFragment = 0;
+    for (const chunk of reads(text)) {
+      for (const e of r.write(chunk)) {
+        got.push(e);
+        if (e.type === 'call.fragment') maxFragment = Math.max(maxFragment, e.text.length);
+      }
+    }
+    got.push(...r.end());
+    expectSame(format, got, want);
+    // The first fragment holds what came before the 256 Ki threshold, each later one one read (≤ 64 KiB).
+    expect(maxFragment).toBeLessThanOrEqual(256 * 1024 + 65_536);
+    expect(shape(got).fragments).toBeGreaterThan(20);
+    if (format === 'gemini') expect(shape(got).args.get(0)).toBe(HUGE); // compact JSON on the wire: byte-identical
+  });
+});
+
+// ------------------------------------------------------------------------------- broken and odd events
+
+describe('broken, cut and odd huge events', () => {
+  const T = { pieceThreshold: 32 };
+  const args = bigArgs(4, 200);
+
+  function callStatus(events: StreamEvent[], index: number): string {
+    const s = new JsonScanner();
+    s.push(shape(events).args.get(index) ?? '');
+    return s.finish();
+  }
+
+  test.each([
+    ['a bad tail', (d: string) => d.replace(/}}$/, '}}x')],
+    ['a bad escape in the argument string', (d: string) => d.replace('\\"', '\\q')],
+    ['a raw control character in the argument string', (d: string) => d.replace('\\n', '\n'.replace('\n', '\u0001'))],
+    ['a cut tail', (d: string) => d.slice(0, -1)],
+  ])('anthropic, %s: bad_json as with pieces off, and the call is not complete JSON', (_name, breakIt) => {
+    const event = JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: args } });
+    const text = anthropicStream('').replace(/event: content_block_delta\ndata: \{"type":"content_block_delta","index":1[^\n]*\n\n/, '') // drop the two small deltas
+      .replace('event: content_block_stop\ndata: {"type":"content_block_stop","index":1}', `event: content_block_delta\ndata: ${breakIt(event)}\n\nevent: content_block_stop\ndata: {"type":"content_block_stop","index":1}`);
+    const want = decode('anthropic', [text], OFF);
+    const warn = want.filter((e) => e.type === 'warning');
+    expect(warn.map((e) => (e as { code: string }).code)).toContain('bad_json');
+    for (let seed = 1; seed <= 5; seed++) {
+      const got = decode('anthropic', split(text, seed, 20), T);
+      expect(got.filter((e) => e.type === 'warning')).toEqual(warn);
+      expect(['invalid', 'empty']).toContain(callStatus(got, 0));
+      expect(['invalid', 'empty']).toContain(callStatus(want, 0));
+    }
+  });
+
+  test('a repeated key at a streamed position (JSON.parse keeps the last value): refused as bad_json, the call invalid', () => {
+    const event = JSON.stringify({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: args } }).replace(/}}$/, ',"partial_json":"{}"}}');
+    const text = anthropicStream('{}').replace('event: content_block_stop\ndata: {"type":"content_block_stop","index":1}', `event: content_block_delta\ndata: ${event}\n\nevent: content_block_stop\ndata: {"type":"content_block_stop","index":1}`);
+    const got = decode('anthropic', split(text, 4, 20), T);
+    expect(got.filter((e) => e.type === 'warning').map((e) => (e as { code: string }).code)).toEqual(['bad_json']);
+    expect(callStatus(got, 0)).toBe('invalid');
+  });
+
+  test('chat: a broken tail after the arguments: the head was read (identity), the call ends invalid, not complete', () => {
+    const text = chatStream(args, '{}').replace('"finish_reason":null}]}', '"finish_reason":null}]]');
+    const got = decode('openai-chat', split(text, 3, 50), T);
+    expect(got.filter((e) => e.type === 'warning').map((e) => (e as { code: string }).code)).toEqual(['bad_json']);
+    expect(callStatus(got, 0)).toBe('invalid');
+  });
+
+  test('an event cut by the end of the stream: sse_truncated as with pieces off, the call never closes', () => {
+    const text = chatStream(args, '{}').split('\n\n')[0]!;
+    const want = decode('openai-chat', [text], OFF);
+    const got = decode('openai-chat', split(text, 9, 30), T);
+    expect(got.filter((e) => e.type === 'warning')).toEqual(want.filter((e) => e.type === 'warning'));
+    expect(callStatus(got, 0)).not.toBe('closed');
+  });
+
+  test('an unrouted huge event (a text delta) is read whole: same events', () => {
+    const text = sse([{ type: 'message_start', message: { id: 'm' } }, { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: args } }], true);
+    expectSame('anthropic', decode('anthropic', split(text, 2, 40), T), decode('anthropic', [text], OFF));
+  });
+
+  test('the collected (not streamed) part of an event over maxEventChars: the over-size stream error', () => {
+    const text = sse([{ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: args } }], true);
+    const got = decode('anthropic', split(text, 2, 40), { pieceThreshold: 32, maxEventChars: 100 });
+    expect(got.find((e) => e.type === 'stream.error')).toMatchObject({ error: { type: 'limit_exceeded' }, retryable: false });
+    // The streamed argument text does not count toward it.
+    const big = anthropicStream(bigArgs(5, 500));
+    const ok = decode('anthropic', split(big, 2, 40), { pieceThreshold: 32, maxEventChars: 400 });
+    expect(ok.find((e) => e.type === 'stream.error')).toBeUndefined();
+  });
+});
