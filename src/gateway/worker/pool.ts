@@ -2,7 +2,10 @@
  * A small pool of body workers (bodyWorker.ts): a request body of at least `aboveBytes` is parsed,
  * validated and translated to the backend's body off the event loop, so one large request never
  * blocks the gateway (issue 18 item 2). Workers start when the first large body arrives, at most
- * `workers` of them, and exit after `idleMs` without a job; jobs wait in order for a free worker.
+ * `workers` of them; jobs wait in order for a free worker. After `idleMs` without a job, the
+ * workers that ran jobs exit (their heaps, grown to a large body's size, go back to the system) and
+ * one fresh worker is kept warm (`warm`, default 1: about 8 MiB RSS, inside its reservation), so the
+ * next large body does not wait for a worker to start (measured ~110 ms CPU, ~1 s at load 13).
  *
  * The body's bytes are transferred in (no copy) and the backend body's bytes come back the same
  * way, with the request's small head (translate.ts). The pool reserves `WORKER_RESERVE_BYTES` per
@@ -15,7 +18,11 @@
  * `timeout_error`, the worker is replaced) — a GatewayError the route answers in its own shape;
  * `inline` — no worker can run here (its file is missing in this build, it failed to load, or the
  * budget has no room for one): the caller translates on the event loop. The pool logs why, once
- * (`body_worker_unavailable`), never silently.
+ * per failure (`body_worker_unavailable`), never silently. A worker that failed to load (or a
+ * failed bundle of the sources) is tried again after `loadRetryMs` (5 s, 30 s, then every 60 s) in
+ * the background, one worker at a time; the first that loads ends the fallback
+ * (`body_worker_recovered`, once). A build without the worker's file and a budget without room for a
+ * worker are final (no retry).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -37,11 +44,22 @@ export interface BodyWorkerOptions {
   workers?: number;
   /** One translation may take this long (ms); then the client gets 504 and the worker is replaced. Default 60 s. */
   timeoutMs?: number;
-  /** A worker without a job exits after this long (ms). Default 5 s. */
+  /** After this long (ms) without a job, workers that ran jobs exit (and `warm` fresh ones are kept). Default 5 s. */
   idleMs?: number;
+  /** Fresh workers kept when idle, once a large body has started one (0: all exit). Default 1. */
+  warm?: number;
+  /** Waits (ms) before loading a worker again after a failed load; the last repeats. Default 5 s, 30 s, 60 s. */
+  loadRetryMs?: readonly number[];
 }
 
-export const BODY_WORKER_DEFAULTS: Required<BodyWorkerOptions> = { aboveBytes: 512 * 1024, workers: 2, timeoutMs: 60_000, idleMs: 5_000 };
+export const BODY_WORKER_DEFAULTS: Required<BodyWorkerOptions> = {
+  aboveBytes: 512 * 1024,
+  workers: 2,
+  timeoutMs: 60_000,
+  idleMs: 5_000,
+  warm: 1,
+  loadRetryMs: [5_000, 30_000, 60_000],
+};
 
 /** Budget reserved per live worker: its own heap and code (measured: docs/limits.md). */
 export const WORKER_RESERVE_BYTES = 32 * 1024 * 1024;
@@ -84,6 +102,8 @@ interface Job {
 interface Slot {
   worker: Worker;
   ready: boolean;
+  /** It ran a job (its heap may have grown): it exits when the pool is idle. */
+  used?: boolean;
   job?: Job;
   timer?: NodeJS.Timeout;
   failed?: boolean;
@@ -113,6 +133,10 @@ export class BodyWorkerPool {
   private idleTimer: NodeJS.Timeout | undefined;
   /** Why no worker can run here (then every job is `inline`). */
   private unavailable: string | undefined;
+  /** Failed loads in a row (the retry schedule's position). */
+  private loadFailures = 0;
+  private starts = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
   private bundling = false;
   private closed = false;
   private readonly heapMb: number;
@@ -133,7 +157,7 @@ export class BodyWorkerPool {
     this.maxWorkers = Math.min(this.options.workers, Math.max(0, Math.floor(room / WORKER_RESERVE_BYTES)));
     if (this.maxWorkers === 0 || !budget.reserve(this.maxWorkers * WORKER_RESERVE_BYTES)) {
       this.maxWorkers = 0;
-      this.giveUp(`the body memory budget leaves no room for a worker (${WORKER_RESERVE_BYTES} bytes) beside the largest body`);
+      this.giveUp(`the body memory budget leaves no room for a worker (${WORKER_RESERVE_BYTES} bytes) beside the largest body`, true);
     }
   }
 
@@ -148,6 +172,11 @@ export class BodyWorkerPool {
   /** Workers alive now. */
   get size(): number {
     return this.slots.size;
+  }
+
+  /** Workers started so far (loaded or not). */
+  get started(): number {
+    return this.starts;
   }
 
   /** Translate in a worker. The bytes are transferred (unusable here afterwards) unless the result is `inline`. */
@@ -176,6 +205,7 @@ export class BodyWorkerPool {
     this.closed = true;
     this.budget.release(this.maxWorkers * WORKER_RESERVE_BYTES);
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     for (const j of this.queue.splice(0)) j.resolve(closedResult());
     const exits: Promise<number>[] = [];
     for (const s of this.slots) {
@@ -204,7 +234,8 @@ export class BodyWorkerPool {
   private start(): boolean {
     const at = this.where();
     if ('reason' in at) {
-      this.giveUp(at.reason);
+      // A build without the worker's file does not grow one: final, like a budget without room.
+      this.giveUp(at.reason, true);
       return false;
     }
     if (at.source && sourceBundle === undefined) {
@@ -216,7 +247,11 @@ export class BodyWorkerPool {
             this.bundling = false;
             if (!this.closed) this.pump();
           },
-          (err: unknown) => this.giveUp(`the worker's sources could not be bundled (${err instanceof Error ? err.name : 'unknown'})`),
+          (err: unknown) => {
+            this.bundling = false;
+            bundled = undefined;
+            this.giveUp(`the worker's sources could not be bundled (${err instanceof Error ? err.name : 'unknown'})`);
+          },
         );
       }
       return false;
@@ -229,11 +264,16 @@ export class BodyWorkerPool {
       return false;
     }
     worker.unref();
+    this.starts++;
     const slot: Slot = { worker, ready: false };
     this.slots.add(slot);
     worker.on('message', (m: JobOut | { ready: true }) => {
       if ('ready' in m) {
         slot.ready = true;
+        if (this.loadFailures > 0) {
+          this.logger.info('body_worker_recovered', { failedLoads: this.loadFailures });
+          this.loadFailures = 0;
+        }
         return this.pump();
       }
       if (slot.job?.id !== m.id) return;
@@ -262,6 +302,7 @@ export class BodyWorkerPool {
 
   private dispatch(slot: Slot, job: Job): void {
     slot.job = job;
+    slot.used = true;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     slot.timer = setTimeout(() => {
@@ -288,23 +329,46 @@ export class BodyWorkerPool {
     job.resolve(r);
   }
 
-  /** No worker can run here: say so once, and run every waiting job inline. */
-  private giveUp(reason: string): void {
+  /**
+   * No worker can run here now: say so once, run every waiting job inline, and (unless `final`)
+   * try loading one again after the next wait of `loadRetryMs`.
+   */
+  private giveUp(reason: string, final = false): void {
     if (this.unavailable === undefined) {
       this.unavailable = reason;
-      this.logger.warn('body_worker_unavailable', { reason, fallback: 'inline' });
+      const retryInMs = final || this.closed ? undefined : this.options.loadRetryMs[Math.min(this.loadFailures, this.options.loadRetryMs.length - 1)];
+      this.loadFailures++;
+      this.logger.warn('body_worker_unavailable', { reason, fallback: 'inline', ...(retryInMs === undefined ? {} : { retryInMs, failedLoads: this.loadFailures }) });
+      if (retryInMs !== undefined) {
+        this.retryTimer = setTimeout(() => this.retryLoad(), retryInMs);
+        this.retryTimer.unref();
+      }
     }
     for (const j of this.queue.splice(0)) j.resolve({ kind: 'inline' });
   }
 
-  /** Idle workers exit after `idleMs` without a job (their heaps go back to the system). */
+  /** Load one worker again (jobs queue for it meanwhile); it fails into `giveUp` or ends the fallback when ready. */
+  private retryLoad(): void {
+    this.retryTimer = undefined;
+    if (this.closed) return;
+    this.unavailable = undefined;
+    if (this.slots.size === 0) this.start();
+  }
+
+  /**
+   * After `idleMs` without a job, the workers that ran jobs exit (their heaps go back to the
+   * system); `warm` fresh ones are kept, started now if need be.
+   */
   private armIdle(): void {
     if (this.idleTimer || this.closed) return;
     if ([...this.slots].some((s) => s.job || !s.ready)) return;
-    if (this.slots.size === 0) return;
+    if (![...this.slots].some((s) => s.used)) return;
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
-      for (const s of this.slots) if (!s.job) void s.worker.terminate();
+      let fresh = 0;
+      for (const s of this.slots) if (!s.used) fresh++;
+      for (const s of this.slots) if (s.used && !s.job) void s.worker.terminate();
+      for (; fresh < Math.min(this.options.warm, this.maxWorkers) && this.unavailable === undefined; fresh++) if (!this.start()) break;
     }, this.options.idleMs);
     this.idleTimer.unref();
   }

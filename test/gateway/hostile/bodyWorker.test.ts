@@ -9,12 +9,17 @@
  * - worker faults (SLUICE_BODY_WORKER_FAULT): a crash, an exit, running out of heap and a hang are
  *   one-line 500/504 answers in the route's own error shape, logged as `body_worker_failed`, and
  *   the next request gets a fresh worker; a worker that cannot load makes the gateway translate
- *   inline and say so (`body_worker_unavailable`).
+ *   inline and say so (`body_worker_unavailable`), and is loaded again after a wait
+ *   (`body_worker_recovered`);
+ * - after an idle time the workers that ran jobs exit and one fresh worker stays warm.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Gateway, startGateway } from '../../../src/gateway/server';
 import { Logger, type LogRecord } from '../../../src/gateway/log';
+import { MemoryBudget } from '../../../src/gateway/body';
+import { REQUEST_LIMIT_DEFAULTS } from '../../../src/gateway/validate';
+import { BodyWorkerPool, type BodyWorkerOptions } from '../../../src/gateway/worker/pool';
 import { anyError, post, ROUTES } from './clients';
 import { okFrames } from './upstream';
 
@@ -205,5 +210,73 @@ describe('worker faults are typed answers, never a crash', () => {
     });
     const said = msgs('body_worker_unavailable').slice(before);
     expect(said).toEqual([expect.objectContaining({ level: 'warn', fallback: 'inline', reason: expect.stringMatching(/failed to load|exited while loading/) })]);
+  });
+
+  test('a worker that fails to load is loaded again after the retry wait: inline meanwhile, each outcome logged once', async () => {
+    process.env.SLUICE_BODY_WORKER_FAULT = 'load';
+    const from = logs.length;
+    const since = (name: string): LogRecord[] => logs.slice(from).filter((l) => l.msg === name);
+    await withGateway({ bodyWorker: { aboveBytes: 0, loadRetryMs: [200, 400] } }, async (gw) => {
+      expect((await post(gw.url, '/v1/messages', richBody('/v1/messages', 10))).status).toBe(200);
+      // The first retry fails too (the fault is still set): logged once more, with the next wait.
+      await until(() => since('body_worker_unavailable').length === 2);
+      delete process.env.SLUICE_BODY_WORKER_FAULT;
+      await until(() => since('body_worker_recovered').length === 1);
+      const viaWorker = since('body_worker').length;
+      for (const route of ROUTES) expect((await post(gw.url, route, richBody(route, 10))).status).toBe(200);
+      expect(since('body_worker').length - viaWorker).toBe(ROUTES.length);
+    });
+    expect(since('body_worker_unavailable')).toEqual([
+      expect.objectContaining({ level: 'warn', fallback: 'inline', reason: expect.stringMatching(/failed to load|exited while loading/), retryInMs: 200, failedLoads: 1 }),
+      expect.objectContaining({ level: 'warn', fallback: 'inline', retryInMs: 400, failedLoads: 2 }),
+    ]);
+    expect(since('body_worker_recovered')).toEqual([expect.objectContaining({ level: 'info', failedLoads: 2 })]);
+  });
+});
+
+/** Wait (polling) until `ok()`; fails the test after `ms`. */
+async function until(ok: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('idle workers', () => {
+  const pool = (o: BodyWorkerOptions): BodyWorkerPool =>
+    new BodyWorkerPool({ upstreamFormat: 'anthropic', models: { rules: [] }, bodyOptions: {}, limits: REQUEST_LIMIT_DEFAULTS }, new MemoryBudget(256 * 1024 * 1024), logger, 1024 * 1024, o);
+  const job = async (p: BodyWorkerPool): Promise<void> => {
+    const r = await p.translate('messages', Buffer.from(JSON.stringify(richBody('/v1/messages', 10))));
+    expect(r).toMatchObject({ kind: 'done', result: { ok: true } });
+  };
+
+  test('after idleMs the worker that ran a job exits and one fresh worker stays warm: the next body does not wait for a start', async () => {
+    const p = pool({ idleMs: 300 });
+    try {
+      await job(p);
+      expect(p.started).toBe(1);
+      // Idle: the used worker is replaced by a fresh one, which stays.
+      await until(() => p.started === 2 && p.size === 1);
+      await new Promise((r) => setTimeout(r, 900));
+      expect({ started: p.started, size: p.size }).toEqual({ started: 2, size: 1 });
+      await job(p);
+      expect(p.started).toBe(2); // the warm worker took it
+      await until(() => p.started === 3 && p.size === 1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('warm: 0 — every worker exits when idle', async () => {
+    const p = pool({ idleMs: 300, warm: 0 });
+    try {
+      await job(p);
+      await until(() => p.size === 0);
+      await new Promise((r) => setTimeout(r, 600));
+      expect({ started: p.started, size: p.size }).toEqual({ started: 1, size: 0 });
+    } finally {
+      await p.close();
+    }
   });
 });
