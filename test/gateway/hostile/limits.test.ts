@@ -11,14 +11,20 @@
  * limits, 16 MiB nested 8 million deep, valid 4 / 16 / 31 MiB bodies, eight 31 MiB bodies at once
  * and a 200 MB error body — against the built CLI (dist/src/cli/main.js, rebuilt with tsc when a
  * source is newer): a child under ts-node spends its own loop on compiling, which is not the
- * gateway's delay. That child reports its loop delay from /metrics (`nodejs_eventloop_lag_max_seconds`,
- * reset at every scrape); the CI child (ts-node) through loopProbe.ts.
+ * gateway's delay (ts-node then compiles loopProbe.ts only).
+ *
+ * What "the loop stays free" asserts: the CPU time the gateway's main thread spends between two
+ * ticks of a 5 ms timer (`heldMs`, loopProbe.ts) stays under HELD_BOUND_MS. The wall-clock delay
+ * (`loopMaxMs`) is shown beside it but not bounded: on this shared 2-core machine it is mostly the
+ * main thread waiting for a core (measured: a 160 ms delay = 4 ms CPU + 158 ms in the run queue),
+ * so the same 16 MiB body measured 26–44 ms in the bench and 116–125 ms in this suite. A body
+ * parsed on the loop holds it for its whole parse (--body-worker off: 600–1100 ms CPU at 16–31 MiB).
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startHostileUpstream, type HostileUpstream } from './upstream';
-import { anyError, type ChildGateway, get, post, ROUTES, routeBody, sampleRss, spawnGateway, watchHealth } from './clients';
+import { anyError, type ChildGateway, post, ROUTES, routeBody, sampleRss, spawnGateway, watchHealth } from './clients';
 
 const HEAVY = process.env.SLUICE_HEAVY === '1';
 jest.setTimeout(HEAVY ? 600_000 : 120_000);
@@ -27,19 +33,10 @@ const MiB = 1024 * 1024;
 const MAX_BODY = HEAVY ? 32 * MiB : 2 * MiB;
 const BUDGET = HEAVY ? 768 * MiB : 80 * MiB;
 /**
- * The event-loop goal is ~50 ms (issue 18). This machine is shared and often loaded (load average
- * 20 on 2 cores): an idle child's own loop delay then reaches 100–200 ms. A bound is therefore
- * `max(bound, 3 × the idle floor measured just before)`; a body parsed on the loop (seconds at
- * 16–31 MiB) exceeds it either way.
+ * The event-loop goal is ~50 ms (issue 18), asserted as the main thread's CPU between two 5 ms
+ * ticks (a load-independent measure; see above). With the worker it measured 6–29 ms at 4–31 MiB.
  */
-const LOOP_BOUND_MS = 250;
-
-/** The child's worst loop delay over `ms` with no request (this machine's floor right now). */
-async function idleFloor(ms = 2000): Promise<number> {
-  await loopDelaySinceLast();
-  await sleep(ms);
-  return loopDelaySinceLast();
-}
+const HELD_BOUND_MS = 50;
 
 const ROOT = path.join(__dirname, '../../..');
 /** The built CLI for the heavy run: dist/src from `tsc -p tsconfig.build.json`, rebuilt when a source under src/ is newer. */
@@ -72,7 +69,7 @@ beforeAll(async () => {
   gw = await spawnGateway(
     ['--upstream', up.url, '--port', '0', '--max-concurrency', '8', '--idle-timeout', '3000', '--log-level', 'warn', ...limits],
     {},
-    HEAVY ? { cli: builtCli() } : { preload: [path.join(__dirname, 'loopProbe.ts')] },
+    { preload: [path.join(__dirname, 'loopProbe.ts')], ...(HEAVY ? { cli: builtCli() } : {}) },
   );
   await post(gw.url, '/v1/messages', routeBody('/v1/messages', 'ok', true));
   await sleep(300);
@@ -86,35 +83,57 @@ afterAll(async () => {
   expect(alive).toBe(true);
 });
 
-/** The largest event-loop delay the child reported since the last call (ms). */
-async function loopDelaySinceLast(): Promise<number> {
-  if (HEAVY) {
-    const m = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec((await get(gw.url, '/metrics', 10_000)).body);
-    if (!m) throw new Error('the child has no nodejs_eventloop_lag_max_seconds in /metrics');
-    return Math.round(Number(m[1]) * 1e5) / 100;
-  }
-  let max = 0;
+interface Loop {
+  /** Worst event-loop delay (ms, wall time). */
+  loopMaxMs: number;
+  /** Worst main-thread CPU between two 5 ms ticks (ms); NaN where the probe cannot read it. */
+  heldMs: number;
+}
+
+/** The child's loop since the last call (from loopProbe.ts lines). */
+function loopSinceLast(): Loop {
+  const r: Loop = { loopMaxMs: 0, heldMs: NaN };
   for (; cursor < gw.stderr.length; cursor++) {
     const m = /^sluice-loop-probe (\{.*\})$/.exec(gw.stderr[cursor]!);
-    if (m) max = Math.max(max, (JSON.parse(m[1]!) as { maxMs: number }).maxMs);
+    if (!m) continue;
+    const p = JSON.parse(m[1]!) as { maxMs: number; heldMs?: number };
+    r.loopMaxMs = Math.max(r.loopMaxMs, p.maxMs);
+    if (p.heldMs !== undefined) r.heldMs = Math.max(Number.isNaN(r.heldMs) ? 0 : r.heldMs, p.heldMs);
   }
-  return max;
+  return r;
+}
+
+/** The child's loop over `ms` with no request (this machine's floor right now). */
+async function idleFloor(ms = 2000): Promise<Loop> {
+  await sleep(250);
+  loopSinceLast();
+  await sleep(ms);
+  return loopSinceLast();
+}
+
+/** The loop stayed free: the main thread's CPU between ticks under the bound (Linux; elsewhere the check is skipped). */
+function expectLoopFree(what: Record<string, unknown>, g: Loop, floor: Loop): void {
+  const below = Number.isNaN(g.heldMs) || g.heldMs < HELD_BOUND_MS;
+  // The heavy run is run by hand: it says what it measured (docs/limits.md quotes it).
+  if (HEAVY) process.stdout.write(`[limits] ${JSON.stringify({ ...what, ...g, floor })}\n`);
+  expect({ ...what, ...g, floor, below }).toEqual({ ...what, ...g, floor, below: true });
 }
 
 /** Run `fn` under the /health watcher (every answer within 1 s), with the child's peak RSS. */
-async function guarded(fn: () => Promise<void>): Promise<{ peakRss: number; loopMaxMs: number }> {
-  await loopDelaySinceLast();
+async function guarded(fn: () => Promise<void>): Promise<{ peakRss: number } & Loop> {
+  await sleep(250);
+  loopSinceLast();
   const health = watchHealth(gw.url);
   const rss = sampleRss(gw);
   await fn();
   await sleep(300); // one more probe line after the work
   const peakRss = rss.stop();
   const h = await health.stop();
-  const loopMaxMs = await loopDelaySinceLast();
-  // The child's own loop delay is in the message: a slow /health with a free loop is this machine.
-  expect({ failed: h.failed, slow: h.maxMs >= 1000, loopMaxMs }).toEqual({ failed: [], slow: false, loopMaxMs });
+  const loop = loopSinceLast();
+  // The child's own loop is in the message: a slow /health with a free loop is this machine.
+  expect({ failed: h.failed, slow: h.maxMs >= 1000, ...loop }).toEqual({ failed: [], slow: false, ...loop });
   expect(gw.alive()).toBe(true);
-  return { peakRss, loopMaxMs };
+  return { peakRss, ...loop };
 }
 
 /**
@@ -151,7 +170,7 @@ describe('one large request cannot stall or bloat the gateway', () => {
     expect(r!.status).toBe(400);
     expect(anyError(r!)).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/nested deeper than 128 levels/) });
     // The old walk over the parsed body blocked the loop for seconds; the streaming scan never does.
-    expect({ loopMaxMs: g.loopMaxMs, floor, below: g.loopMaxMs < Math.max(HEAVY ? 100 : 250, 3 * floor) }).toEqual({ loopMaxMs: g.loopMaxMs, floor, below: true });
+    expectLoopFree({ depth }, g, floor);
   });
 
   test(`valid ${HEAVY ? '4, 16 and 31' : '2'} MiB bodies are translated off the event loop: /health within 1 s, the loop never held`, async () => {
@@ -165,7 +184,8 @@ describe('one large request cannot stall or bloat the gateway', () => {
       const g = await guarded(async () => {
         status = (await post(gw.url, '/v1/messages', payload, { timeoutMs: 120_000 })).status;
       });
-      expect({ size, status, loopMaxMs: g.loopMaxMs, floor, below: g.loopMaxMs < Math.max(LOOP_BOUND_MS, 3 * floor) }).toEqual({ size, status: 200, loopMaxMs: g.loopMaxMs, floor, below: true });
+      expect(status).toBe(200);
+      expectLoopFree({ size }, g, floor);
     }
     // The worker ran (from the sources: bundled by esbuild); a fallback to the loop would say so.
     expect(gw.stderr.filter((l) => /body_worker_(unavailable|failed)/.test(l))).toEqual([]);
