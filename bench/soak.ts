@@ -150,6 +150,10 @@ export interface SoakResult {
   gatewayLoopMaxMs: number;
   /** The gateway's listen backlog, when set. */
   backlog?: number;
+  /** Longest accept queue seen (sampled every 500 ms) on the gateway's main port, its operations listener and the scripted upstream. */
+  acceptQueueMax: { gateway: number; ops?: number; upstream: number };
+  /** Connections the gateway opened to the upstream during the run (keep-alive reuse keeps this far below `turns`). */
+  upstreamConnections: number;
   /** Failed turns by kind: an error event's type, `HTTP <status>`, `request|response <error code>`, `wrong turn`. */
   failures: Record<string, number>;
   /** Requests sent once more after a reset on a reused keep-alive socket before any response (as SDK clients do). */
@@ -247,6 +251,29 @@ function listenCounters(): { overflows: number; drops: number } {
   } catch {
     return { overflows: NaN, drops: NaN };
   }
+}
+
+/**
+ * The accept queue of each listening socket on `ports` (Linux /proc/net/tcp and tcp6: for a socket
+ * in LISTEN, rx_queue is the number of connections completed but not yet accepted). {} elsewhere.
+ */
+async function acceptQueues(ports: number[]): Promise<Record<number, number>> {
+  const out: Record<number, number> = {};
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = await fs.promises.readFile(f, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[3] !== '0A') continue; // LISTEN
+      const port = parseInt(cols[1]!.split(':')[1]!, 16);
+      if (ports.includes(port)) out[port] = Math.max(out[port] ?? 0, parseInt(cols[4]!.split(':')[1]!, 16));
+    }
+  }
+  return out;
 }
 
 /** GET a URL's body (no keep-alive), '' on error or after `timeoutMs`. */
@@ -446,9 +473,17 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   };
   const mainPoller = startPoller(url);
   const opsPoller = opsUrl !== undefined ? startPoller(opsUrl) : undefined;
+  const opsPort = opsUrl !== undefined ? Number(new URL(opsUrl).port) : undefined;
+  const queueMax = { gateway: 0, upstream: 0, ...(opsPort !== undefined ? { ops: 0 } : {}) };
+  const upAccepted0 = up.accepted();
   const sampler = setInterval(() => {
     rssMax = Math.max(rssMax, procNum(pid, 'rss'));
     fdsMax = Math.max(fdsMax, procNum(pid, 'fds'));
+    void acceptQueues([Number(u.port), up.port, ...(opsPort !== undefined ? [opsPort] : [])]).then((q) => {
+      queueMax.gateway = Math.max(queueMax.gateway, q[Number(u.port)] ?? 0);
+      queueMax.upstream = Math.max(queueMax.upstream, q[up.port] ?? 0);
+      if (opsPort !== undefined) queueMax.ops = Math.max(queueMax.ops ?? 0, q[opsPort] ?? 0);
+    });
   }, 500);
 
   // ---- the streams
@@ -529,6 +564,7 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
   opsPoller?.stop();
   const [health, opsHealth] = await Promise.all([mainPoller, opsPoller]);
   const listenEnd = listenCounters();
+  const upstreamConnections = up.accepted() - upAccepted0;
   const gatewayMetrics = await fetchText((opsUrl ?? url) + '/metrics');
   loop.disable();
   const wallMs = performance.now() - benchT0;
@@ -579,6 +615,8 @@ export async function benchSoak(opts: SoakOptions = {}): Promise<SoakResult> {
     gatewayLoopP99Ms: r2(gaugeMs(gatewayMetrics, 'nodejs_eventloop_lag_p99_seconds')),
     gatewayLoopMaxMs: r2(gaugeMs(gatewayMetrics, 'nodejs_eventloop_lag_max_seconds')),
     ...(opts.backlog !== undefined ? { backlog: opts.backlog } : {}),
+    acceptQueueMax: queueMax,
+    upstreamConnections,
     healthMaxMs: r2(health.maxMs),
     healthFailures: health.failures,
     healthPolls: health.polls,
@@ -625,7 +663,7 @@ export function formatSoak(r: SoakResult): string {
     '',
     `/health on the main port: ${healthLine(r.health)}.`,
     ...(r.opsHealth ? [`/health on the operations listener (--ops-port): ${healthLine(r.opsHealth)}.`] : []),
-    `Gateway event-loop delay over the run (its /metrics): p50 / p99 / max ${r.gatewayLoopP50Ms} / ${r.gatewayLoopP99Ms} / ${r.gatewayLoopMaxMs} ms. Kernel (system-wide) ListenOverflows +${r.listenOverflows}, ListenDrops +${r.listenDrops}${r.backlog !== undefined ? `; gateway --backlog ${r.backlog}` : ''}.`,
+    `Gateway event-loop delay over the run (its /metrics): p50 / p99 / max ${r.gatewayLoopP50Ms} / ${r.gatewayLoopP99Ms} / ${r.gatewayLoopMaxMs} ms. Kernel (system-wide) ListenOverflows +${r.listenOverflows}, ListenDrops +${r.listenDrops}; longest accept queue seen: gateway ${r.acceptQueueMax.gateway}${r.backlog !== undefined ? ` (--backlog ${r.backlog})` : ''}, operations listener ${r.acceptQueueMax.ops ?? '-'}, scripted upstream ${r.acceptQueueMax.upstream} (Node's default backlog 511). Gateway → upstream connections opened: ${r.upstreamConnections} for ${r.turns} turns.`,
     ...(r.resent > 0 ? ['', `Sent once more after a reset on a reused keep-alive socket (as SDK clients do): ${r.resent}.`] : []),
     ...(r.failed > 0 ? ['', `Failed turns: ${Object.entries(r.failures).map(([k, n]) => `${k} ${n}`).join(', ')}.`] : []),
     '',

@@ -151,6 +151,8 @@ export interface ScriptedUpstream {
   gates: Map<string, Gate>;
   /** Sockets currently open to the server. */
   openSockets(): number;
+  /** Connections accepted since the start (bench/soak.ts: backend connections opened per turn). */
+  accepted(): number;
   /** Stop: destroy open connections, cancel timers, release nothing. Idempotent. */
   close(): Promise<void>;
 }
@@ -327,7 +329,9 @@ export async function startScriptedUpstream(opts: ScriptedUpstreamOptions): Prom
     if (isAlive()) res.end();
   };
 
+  let accepted = 0;
   server.on('connection', (s) => {
+    accepted++;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -344,6 +348,7 @@ export async function startScriptedUpstream(opts: ScriptedUpstreamOptions): Prom
     requests,
     gates,
     openSockets: () => sockets.size,
+    accepted: () => accepted,
     close: async () => {
       if (closed) return;
       closed = true;

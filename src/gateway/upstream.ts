@@ -42,7 +42,10 @@ export class UpstreamClient {
     const isHttps = protocol === 'https:';
     if (!isHttps && protocol !== 'http:') throw new Error(`upstream URL must be http(s): ${config.url}`);
     this.mod = isHttps ? https : http;
-    const agentOpts = { keepAlive: true, maxSockets, maxFreeSockets: Math.min(maxSockets, 64) };
+    // Every socket may wait for reuse (at most maxSockets in all; the backend closes the idle ones
+    // at its keep-alive timeout). With fewer free slots (64) than concurrent streams, every turn
+    // over the limit paid a new backend connection and a close (test/gateway/load.test.ts).
+    const agentOpts = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets };
     this.agent = isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
   }
 

@@ -1,9 +1,10 @@
 /**
  * Load on loopback: 200 concurrent streaming requests, 3 tool calls each, through the real SDK.
- * Every response must carry its own three calls (no cross-talk), in order, each block once.
+ * Every response must carry its own three calls (no cross-talk), in order, each block once. Backend
+ * connections are reused across waves of concurrent streams (keep-alive, no connection per turn).
  */
 import { type RecordedRequest, turnScript } from '../../src/gateway/scripted';
-import { Collector, READ_FILE_TOOL, rig, type Rig, toolBlocks } from './helpers';
+import { Collector, eventually, rawRequest, READ_FILE_TOOL, rig, type Rig, toolBlocks } from './helpers';
 
 let r: Rig | undefined;
 afterAll(async () => {
@@ -62,3 +63,30 @@ test('200 concurrent streaming requests with 3 tool calls each all complete with
   // No timed assertion (the machine may be busy); the bench (bench/gateway.ts) reports latencies.
   process.stderr.write(`[gateway load] ${N} concurrent streams × 3 calls: ${elapsed} ms\n`);
 }, 120_000);
+
+test('backend connections are kept for reuse up to the concurrency: a second wave of 100 held streams opens none', async () => {
+  const N = 100; // more than the 64 free sockets the agent used to keep
+  let gate = 'one';
+  const held = await rig({ script: () => [{ t: 0, gate }, ...turnScript({ text: ['ok'] })] });
+  try {
+    const wave = async (k: number): Promise<number[]> => {
+      const all = Promise.all(
+        Array.from({ length: N }, (_, i) =>
+          rawRequest(held.gw.url, { path: '/v1/messages', body: JSON.stringify({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: `w${i}` }] }) }).then((x) => x.status),
+        ),
+      );
+      // All N streams at the upstream at once, then let them finish together.
+      await eventually(() => held.up.requests.length === k * N, 20_000, `${N} streams held`);
+      held.up.gates.get(gate)!.release();
+      return all;
+    };
+    expect((await wave(1)).every((s) => s === 200)).toBe(true);
+    const opened = held.up.accepted();
+    expect(opened).toBe(N);
+    gate = 'two';
+    expect((await wave(2)).every((s) => s === 200)).toBe(true);
+    expect(held.up.accepted()).toBe(opened);
+  } finally {
+    await held.close();
+  }
+}, 60_000);
