@@ -1,4 +1,4 @@
-import { type ActorRefFrom, and, assign, createActor, emit, enqueueActions, setup } from 'xstate';
+import { type ActorRefFrom, assign, createActor, emit, enqueueActions, setup } from 'xstate';
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
@@ -50,9 +50,8 @@ export interface TurnSettings {
 export interface CallView {
   /**
    * The call actor while it has work left. Dropped when the actor ended (its done event) and, on
-   * the gateway, when the call is released (the actor is stopped then): a finished call keeps only
-   * this view, so a long turn does not hold a thousand finished actors and their snapshots (the
-   * garbage collector would copy and promote every one of them).
+   * the gateway, when the call is released or judged invalid (a plain call's actor is left as it is
+   * then: nothing more is sent to it): a finished call keeps only this view.
    */
   ref?: CallRef;
   phase: CallPhase;
@@ -130,7 +129,10 @@ export interface TurnContext {
   reusable: Map<string, CallResult[]>;
 }
 
-/** A call actor ended (XState's done event for a child: its id is `a<attempt>-c<index>`). */
+/** A plain call actor's id (an inspected call's is `a<attempt>-c<index>`); its output says which call it is. */
+export const PLAIN_CALL_ID = 'call';
+
+/** A call actor ended (XState's done event for a child; the output names the call). */
 export interface CallDoneEvent {
   type: `xstate.done.actor.${string}`;
   output: CallDone;
@@ -245,14 +247,21 @@ export const turnMachine = setup({
   guards: {
     canRetry: ({ context, event }) =>
       event.type === 'stream.error' && event.retryable && context.attempt < context.settings.maxAttempts,
-    /** A report or done event of a call of the current attempt (a discarded attempt's calls are gone). */
+    /** A done event of a call of the current attempt (a discarded attempt's calls are gone). */
     currentAttempt: ({ context, event }) => {
-      const r = event.type === 'call.status' ? event : 'output' in event ? event.output : undefined;
+      const r = 'output' in event ? event.output : undefined;
       return r !== undefined && r.attempt === context.attempt && context.calls[r.index] !== undefined;
     },
-    /** Reports the turn acts on (the others reach it only when inspected: state entries for the timeline). */
-    actionable: ({ event }) =>
-      event.type === 'call.status' && (event.phase === 'emittable' || event.phase === 'invalid' || event.phase === 'complete'),
+    /**
+     * A report the turn acts on (complete, emittable, invalid; the others reach it only when
+     * inspected: state entries for the timeline) from a call of the current attempt. One guard, not
+     * an `and` of two: it runs for every report.
+     */
+    actionableReport: ({ context, event }) =>
+      event.type === 'call.status' &&
+      (event.phase === 'emittable' || event.phase === 'invalid' || event.phase === 'complete') &&
+      event.attempt === context.attempt &&
+      context.calls[event.index] !== undefined,
     allSettled: ({ context }) => allSettled(context),
     allSettledAfterAbort: ({ context }) =>
       context.settings.mode === 'gateway' ||
@@ -272,12 +281,14 @@ export const turnMachine = setup({
       if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return;
       const logic = context.settings.callLogic ?? toolCallMachine;
       const input = { index: event.index, attempt: context.attempt, run: context.settings.runTool, id: event.id, name: event.name };
-      const id = `a${context.attempt}-c${event.index}`;
-      // The plain call machine starts from its first snapshot (no initial-state computation).
+      // A plain call starts from its first snapshot (no initial-state computation) under one constant
+      // id: its done event then has one type (`xstate.done.actor.call`), which XState memoises once
+      // per state node instead of once per call index ever seen. An inspected call keeps a readable
+      // id (`a<attempt>-c<index>`) for the inspector.
       const ref =
         logic === toolCallMachine
-          ? createActor(logic, { parent: self, id, input, snapshot: initialCallSnapshot(input) })
-          : createActor(logic, { parent: self, id, input });
+          ? createActor(logic, { parent: self, id: PLAIN_CALL_ID, input, snapshot: initialCallSnapshot(input) })
+          : createActor(logic, { parent: self, id: `a${context.attempt}-c${event.index}`, input });
       context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
       context.seen.add(event.index);
       ref.start();
@@ -353,7 +364,10 @@ export const turnMachine = setup({
       } else if (event.phase === 'invalid') {
         context.outbox.push({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
         if (context.settings.mode === 'execute') context.invalidQueue.push(event.index);
-        else v.retired = true; // the gateway leaves an invalid call where it is
+        else {
+          v.retired = true; // the gateway leaves an invalid call where it is, and drops a plain call's actor
+          if (v.ref?.src === toolCallMachine) v.ref = undefined;
+        }
       }
     },
     /** A call actor ended (its final state ends the actor itself): resulted with its result, or discarded. */
@@ -419,13 +433,12 @@ export const turnMachine = setup({
         for (const i of rel.release) {
           const v = calls[i]!;
           if (!v.ref) continue;
-          enqueue.sendTo(v.ref, { type: 'call.release' });
-          // The end of its life on the gateway: the actor is stopped after the release and dropped
-          // (not an inspected call's: an inspector sees it rest in `released`, as before).
-          if (v.ref.src === toolCallMachine) {
-            enqueue.stopChild(v.ref);
-            v.ref = undefined;
-          }
+          // Released is the end of a call's life on the gateway: a plain call's actor has done its
+          // work (emittable) and is dropped as it is — sending it `call.release` and stopping it
+          // would be two more macrosteps per call, seen by nobody. An inspected call hears its
+          // release and rests in `released`, so the inspector sees every phase.
+          if (v.ref.src === toolCallMachine) v.ref = undefined;
+          else enqueue.sendTo(v.ref, { type: 'call.release' });
         }
         return;
       }
@@ -595,7 +608,7 @@ export const turnMachine = setup({
   }),
   initial: 'streaming',
   on: {
-    'call.status': { guard: and(['currentAttempt', 'actionable']), actions: ['recordStatus', 'pump'] },
+    'call.status': { guard: 'actionableReport', actions: ['recordStatus', 'pump'] },
     'xstate.done.actor.*': { guard: 'currentAttempt', actions: ['recordDone', 'pump'] },
     'approval.granted': { actions: ['grantApproval', 'pump'] },
     'approval.denied': { actions: ['denyApproval', 'pump'] },
