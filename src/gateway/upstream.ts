@@ -84,7 +84,9 @@ export class UpstreamClient {
    * One try of `open`. A pooled keep-alive socket the backend closed just as the request went out
    * fails with ECONNRESET/EPIPE before any response: the backend never read that request, so it is
    * sent once more on a fresh connection (Node's documented `reusedSocket` pattern), logged as
-   * `upstream_retry_reused_socket`. Any other failure, or the second one, is the 502.
+   * `upstream_retry_reused_socket`. Any other failure, or the second one, is the 502. The second
+   * try bypasses the pool (`agent: false`): another pooled socket may be just as stale (the
+   * backend closes idle ones at its keep-alive timeout; a busy gateway sees the close late).
    */
   private send(
     payload: string | Uint8Array,
@@ -117,7 +119,7 @@ export class UpstreamClient {
       () => fail(new GatewayError(504, `upstream: no response within ${this.config.idleTimeoutMs} ms`, 'timeout_error')),
       this.config.idleTimeoutMs,
     );
-    const req = this.mod.request(opts.url, { method: 'POST', headers, agent: this.agent }, (res) => {
+    const req = this.mod.request(opts.url, { method: 'POST', headers, agent: mayRetry ? this.agent : false }, (res) => {
       if (settled) {
         res.destroy();
         return;

@@ -69,6 +69,21 @@ test('a reset on a reused keep-alive socket is sent once more on a fresh connect
   }
 });
 
+test('the second try is on a new connection, not on another pooled socket', async () => {
+  const be = await backend(() => true);
+  const client = new UpstreamClient({ url: be.url, connectTimeoutMs: 2000, idleTimeoutMs: 2000 });
+  try {
+    // Two requests at once leave two sockets in the pool; the backend cuts every reused one.
+    expect(await Promise.all([send(client, be.url), send(client, be.url)])).toEqual(['ok', 'ok']);
+    expect(await send(client, be.url)).toBe('ok'); // pooled → cut → new connection (not the other pooled one)
+    expect(be.cut).toBe(1);
+    expect(be.answered).toBe(3);
+  } finally {
+    client.close();
+    await be.close();
+  }
+});
+
 test('a reset on a fresh socket is not resent: 502', async () => {
   let n = 0;
   const server = http.createServer((req) => {
