@@ -79,34 +79,49 @@ class Decoder {
     });
   }
 
-  /** One `data` event of the backend response: its events go to the turn in order (written by `flushRead`). */
+  /**
+   * One `data` event of the backend response. Node's HTTP parser hands over one per chunk of a
+   * chunked body (a token stream: one per SSE frame, hundreds per socket read), all within the one
+   * call that delivers the socket read. They are kept and decoded together by `read`, a microtask
+   * that runs when that call returns, before any other I/O: no added latency, one pass of the
+   * reader and one client write per socket read.
+   */
   private data(chunk: Buffer): void {
     if (this.done) return;
-    if (this.isJson || sseProgress(chunk)) this.idle.touch();
     if (this.x.stats.firstByteMs === undefined) {
       this.x.stats.firstByteMs = ms(performance.now() - this.x.t0);
       this.x.obs.firstByte();
     }
-    if (this.isJson) return this.collectJson(chunk);
-    this.feed(this.reader.write(chunk, this.evs));
-    this.evs.length = 0;
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      queueMicrotask(this.flushRead);
+    if (this.isJson) {
+      this.idle.touch();
+      return this.collectJson(chunk);
+    }
+    this.parts.push(chunk);
+    if (!this.readQueued) {
+      this.readQueued = true;
+      queueMicrotask(this.read);
     }
   }
 
-  /**
-   * The client gets one write per socket read of the backend. Node's HTTP parser hands over one
-   * `data` event per chunk of a chunked body (a token stream: one per SSE frame, hundreds per socket
-   * read), all within the one call that delivers the socket read; this microtask runs when that call
-   * returns, before any other I/O, so it adds no latency and writes everything those events produced.
-   */
-  private flushQueued = false;
-  private readonly flushRead = (): void => {
-    this.flushQueued = false;
+  /** The `data` chunks of the current socket read (see `data`). */
+  private parts: Buffer[] = [];
+  private readQueued = false;
+  private readonly read = (): void => {
+    this.readQueued = false;
+    this.decodeParts();
     this.sink.flush();
   };
+
+  /** The kept chunks → the reader → the turn (the idle clock hears bytes that are more than SSE comments). */
+  private decodeParts(): void {
+    const parts = this.parts;
+    if (parts.length === 0) return;
+    const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    parts.length = 0;
+    if (sseProgress(bytes)) this.idle.touch();
+    this.feed(this.reader.write(bytes, this.evs));
+    this.evs.length = 0;
+  }
 
   private feed(evs0: StreamEvent[]): void {
     // A call that begins after the backend's finish (or after [DONE]) is not another block.
@@ -116,6 +131,7 @@ class Decoder {
 
   private end(): void {
     if (this.done) return;
+    this.decodeParts(); // 'end' can come before the `read` microtask of the last socket read
     this.done = true;
     if (this.isJson) this.replayJson();
     this.feed(this.reader.end());
@@ -125,6 +141,7 @@ class Decoder {
   /** The backend stream failed: the turn gets one stream error (the first failure wins). */
   private fail(type: string, message: string): void {
     if (this.done) return;
+    this.decodeParts(); // what arrived before the failure counts
     this.done = true;
     this.turn.feed({ type: 'stream.error', error: { type, message }, retryable: false });
     this.sink.flush();
