@@ -11,6 +11,7 @@ const SERIAL = [
   'test/gateway/hostile/gateway.test.ts',
   'test/gateway/hostile/limits.test.ts',
   'test/gateway/hostile/operators.test.ts',
+  'test/gateway/hostile/hugeEvent.test.ts', // one huge upstream event: /health within 1 s, loop CPU bound
   'test/gateway/errors.test.ts',
   'test/gateway/load.test.ts',
   'test/gateway/health.test.ts', // the operations listener answers within 900 ms while the main accept queue is full

@@ -1,4 +1,29 @@
 import { JsonScanner, type ScanStatus, type TopLevelKind } from './scanner';
+import type { EventSink } from '../wire/common';
+import { PIECE_KEEP, PieceDecoder, type PieceAdapter, type PieceRoute, STRING_ASIDE } from '../wire/pieces';
+
+/**
+ * Past this many code units the arguments are also read into their value as they arrive
+ * (`PieceDecoder` with `aside` strings): the parse at completion then reads only the small rest.
+ */
+export const PIECE_PARSE_CHARS = 256 * 1024;
+
+/** Receives the value `PieceDecoder` builds (every string value is a candidate for `aside`). */
+class ValueSink implements PieceAdapter {
+  value: unknown = undefined;
+  pieceRoute(): PieceRoute {
+    return STRING_ASIDE;
+  }
+  pieceOpen(): number {
+    return PIECE_KEEP;
+  }
+  pieceClose(): void {}
+  pushInto(payload: unknown): void {
+    this.value = payload;
+  }
+}
+
+const NO_EVENTS: EventSink = { push: () => undefined };
 
 /** The final judgement of a call's argument text. */
 export type ParsedArgs =
@@ -36,6 +61,10 @@ export class ArgBuffer {
   private _lateChars = 0;
   /** Cached object value (set by the one JSON.parse); valid while the text stays closed. */
   private parsed: ParsedArgs | undefined = undefined;
+  /** Huge arguments: the value read as it arrives (see PIECE_PARSE_CHARS); off once declined or used. */
+  private pieces: PieceDecoder | undefined;
+  private piecesSink: ValueSink | undefined;
+  private piecesOff = false;
 
   /** Append the next fragment (may be ''). Returns the scanner status after it. */
   append(fragment: string): ScanStatus {
@@ -47,7 +76,21 @@ export class ArgBuffer {
       this._lateChars += fragment.length;
     }
     this.buf += fragment;
-    return this.scanner.push(fragment);
+    const st = this.scanner.push(fragment);
+    if (this.pieces !== undefined) this.pieces.more(fragment);
+    else if (!this.piecesOff && this.buf.length > PIECE_PARSE_CHARS) this.startPieces();
+    return st;
+  }
+
+  /** The arguments grew huge: read their value a fragment at a time from now on (once). */
+  private startPieces(): void {
+    this.piecesOff = true;
+    if (this.scanner.topLevel !== 'object' || this.scanner.status === 'invalid') return;
+    const sink = new ValueSink();
+    const d = new PieceDecoder(sink, { out: () => NO_EVENTS, ready: () => true, maxChars: Infinity, tooLarge: () => undefined });
+    if (!d.begin(this.buf, undefined)) return;
+    this.pieces = d;
+    this.piecesSink = sink;
   }
 
   /** The scanner's status after the last fragment (see `ScanStatus`). */
@@ -94,6 +137,17 @@ export class ArgBuffer {
     return this.buf;
   }
 
+  /** The value read as the fragments arrived (huge arguments), or undefined (then: JSON.parse). */
+  private piecesValue(): unknown {
+    const d = this.pieces;
+    if (d === undefined) return undefined;
+    this.pieces = undefined;
+    d.end();
+    const v = this.piecesSink!.value;
+    this.piecesSink = undefined;
+    return v;
+  }
+
   /**
    * Judge the arguments as final. Calls `JSON.parse` at most once per buffer (only for a complete
    * object; every other kind is decided by the scanner alone) and caches the result. Calling it
@@ -115,7 +169,7 @@ export class ArgBuffer {
     if (this.scanner.topLevel !== 'object') return NON_OBJECT;
     if (this.parsed === undefined) {
       try {
-        const value: unknown = JSON.parse(this.buf);
+        const value: unknown = this.piecesValue() ?? JSON.parse(this.buf);
         this.parsed =
           value !== null && typeof value === 'object' && !Array.isArray(value)
             ? { kind: 'object', value: value as Record<string, unknown> }

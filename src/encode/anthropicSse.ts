@@ -1,6 +1,7 @@
 import type { OutputEvent } from '../release/output';
 import type { FinishReason, StreamErrorInfo } from '../wire/events';
 import { BASE62, randomChars, UsageCounter } from './openaiCommon';
+import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
 
 /**
  * OutputEvent sequence → Anthropic Messages streaming events (SPEC §5.9), as SSE text
@@ -365,13 +366,39 @@ function deltaFrame(kind: 'text' | 'thinking', index: number, text: string): str
 /** OutputEvents → Anthropic SSE text, frame by frame. */
 export class AnthropicSseEncoder {
   private readonly builder: AnthropicEventBuilder;
+  /** A huge call's frames and what follows them, written a piece at a time (src/encode/pieces.ts). */
+  private q?: PieceQueue;
+  private piecewise = false;
 
   constructor(opts: AnthropicEncodeOptions = {}) {
     this.builder = new AnthropicEventBuilder(opts);
   }
 
+  /**
+   * The consumer drains this encoder with `more()` while `pending`: a call whose arguments exceed
+   * ARG_PIECE_CHARS (and everything after it) is then returned a piece per `more()` (pieces.ts).
+   */
+  enablePieces(): void {
+    this.piecewise = true;
+  }
+
+  /** Frames are left for `more()`. */
+  get pending(): boolean {
+    return this.q !== undefined && this.q.pending;
+  }
+
+  /** The next piece of the frames left ('' when none). */
+  more(): string {
+    return this.q !== undefined ? this.q.next() : '';
+  }
+
   /** SSE text for one event ('' when it produces no frame). */
   push(ev: OutputEvent): string {
+    if (this.piecewise && (this.pending || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
+      const q = (this.q ??= new PieceQueue());
+      for (const e of this.builder.push(ev)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
+      return q.next();
+    }
     // Fast path: a delta into the block that is already open is one frame, built as a string.
     if ((ev.type === 'text' || ev.type === 'thinking') && ev.text.length > 0) {
       const index = this.builder.openDeltaIndex(ev.type);
@@ -401,9 +428,9 @@ export class AnthropicSseEncoder {
     return this.push({ type: 'end', released: this.builder.toolUseBlocks });
   }
 
-  /** An `event: ping` keep-alive frame; '' once the stream has ended. */
+  /** An `event: ping` keep-alive frame; '' once the stream has ended (or while a frame is half written). */
   ping(): string {
-    return this.builder.terminated ? '' : PING_FRAME;
+    return this.builder.terminated || this.pending ? '' : PING_FRAME;
   }
 
   /** True once `end` or `error` was encoded. */

@@ -1,6 +1,7 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
 import { chatFinishReason, UsageCounter, openaiErrorBody, randomId } from './openaiCommon';
+import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
 
 /**
  * OutputEvent sequence → OpenAI Chat Completions, as SSE (`ChatSseEncoder`) or one
@@ -160,13 +161,33 @@ export class ChatSseEncoder {
   private readonly b: ChatChunkBuilder;
   /** `data: {"id":…,"choices":[{"index":0,"delta":` — the start every delta chunk of this stream shares. */
   private prefix?: string;
+  /** A huge call's chunks and what follows them, written a piece at a time (src/encode/pieces.ts). */
+  private q?: PieceQueue;
+  private piecewise = false;
   constructor(opts: ChatEncodeOptions = {}) {
     this.b = new ChatChunkBuilder(opts);
   }
   start(): string {
     return frames(this.b.start());
   }
+  /** The consumer drains with `more()` while `pending` (see AnthropicSseEncoder.enablePieces). */
+  enablePieces(): void {
+    this.piecewise = true;
+  }
+  get pending(): boolean {
+    return this.q !== undefined && this.q.pending;
+  }
+  more(): string {
+    return this.q !== undefined ? this.q.next() : '';
+  }
   push(ev: OutputEvent): string {
+    if (this.piecewise && (this.pending || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
+      const q = (this.q ??= new PieceQueue());
+      const was = this.b.terminated;
+      for (const it of this.b.push(ev)) q.frame('data: ', 'error' in it ? openaiErrorBody(it.error.type || 'api_error', it.error.message) : it, '\n\n');
+      if (!was && this.b.terminated && ev.type === 'end') q.text('data: [DONE]\n\n');
+      return q.next();
+    }
     // Fast path: a text or reasoning delta is one chunk, built as a string (the same bytes as
     // JSON.stringify of the chunk object, with one JSON.stringify of the text and no objects).
     if ((ev.type === 'text' || ev.type === 'thinking') && ev.text.length > 0 && this.b.streaming) {
@@ -179,7 +200,7 @@ export class ChatSseEncoder {
     return text;
   }
   ping(): string {
-    return this.b.terminated ? '' : ': ping\n\n';
+    return this.b.terminated || this.pending ? '' : ': ping\n\n';
   }
   get terminated(): boolean {
     return this.b.terminated;

@@ -62,6 +62,7 @@ export async function runExchange(
     const turn = new Turn(x, sink);
     sink.commit();
     await decodeUpstream(x, upRes, turn, sink);
+    await sink.settled?.(); // a huge call's last pieces (src/encode/pieces.ts) before the response ends
     end = finishExchange(x, turn, sink);
   } catch (err) {
     end = thrownEnd(err, stage);

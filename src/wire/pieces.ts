@@ -51,12 +51,24 @@ export interface PieceRoute {
   readonly split: boolean;
   /** Always validated and dropped, without asking the adapter (text the adapter never reads). */
   readonly drop?: boolean;
+  /**
+   * Not argument text: a string value longer than ASIDE_CHARS is unescaped a piece at a time and
+   * put back into the payload at the end (the payload is then built without one JSON.parse over
+   * it: src/args/buffer.ts reads a huge argument object this way). Shorter ones are collected.
+   */
+  readonly aside?: boolean;
 }
 
 export const STRING_IN_PLACE: PieceRoute = Object.freeze({ kind: 'string', split: false });
 export const STRING_SPLIT: PieceRoute = Object.freeze({ kind: 'string', split: true });
 export const OBJECT_SPLIT: PieceRoute = Object.freeze({ kind: 'object', split: true });
 export const STRING_DROP: PieceRoute = Object.freeze({ kind: 'string', split: false, drop: true });
+export const STRING_ASIDE: PieceRoute = Object.freeze({ kind: 'string', split: false, aside: true });
+
+/** An `aside` string at least this long is kept out of the collected text. */
+const ASIDE_CHARS = 4096;
+/** The target of an `aside` string. */
+const ASIDE = -3;
 
 /** `pieceOpen` answers: collect the value as part of the payload. */
 export const PIECE_KEEP = -1;
@@ -197,6 +209,11 @@ export class PieceDecoder implements SsePieceSink {
   private closes: number[] = [];
   /** Head parses in this event (bounded: past the bound, routed values are collected). */
   private opens = 0;
+  /** The current `aside` string: its path, its raw text while short, its text once long. */
+  private asidePath: PathKey[] = [];
+  private asideRaw: string | undefined;
+  private asideText = '';
+  private asides: { path: PathKey[]; text: string }[] = [];
 
   constructor(
     private readonly adapter: PieceAdapter,
@@ -229,8 +246,9 @@ export class PieceDecoder implements SsePieceSink {
         this.st = St.Bad;
       }
       if (this.st === St.End) {
-        const { held, closes } = this;
+        const { held, closes, asides } = this;
         this.reset();
+        for (const a of asides) payload = putAside(payload, a.path, a.text);
         for (const h of held) out.push({ type: 'call.fragment', index: h.index, text: h.text });
         for (const index of closes) this.adapter.pieceClose(index, out);
         this.adapter.pushInto(payload, out);
@@ -268,6 +286,9 @@ export class PieceDecoder implements SsePieceSink {
     this.held = [];
     this.closes = [];
     this.opens = 0;
+    this.asides = [];
+    this.asideRaw = undefined;
+    this.asideText = '';
   }
 
   private collect(s: string): void {
@@ -487,6 +508,16 @@ export class PieceDecoder implements SsePieceSink {
       (f.routed ??= []).push(key);
     }
     const placeholder = route.kind === 'string' ? '""' : '{}';
+    if (route.aside === true) {
+      this.asidePath = this.path();
+      this.asideRaw = '';
+      this.asideText = '';
+      this.target = ASIDE;
+      this.pending = '';
+      this.esc = false;
+      this.st = St.Stream;
+      return true;
+    }
     let target = PIECE_DROP;
     if (route.drop !== true) {
       if (++this.opens > MAX_OPENS) {
@@ -534,6 +565,10 @@ export class PieceDecoder implements SsePieceSink {
 
   /** Send a piece of the current value's text (`last`: hold it until the event is known valid). */
   private emit(text: string, last = false): void {
+    if (this.target === ASIDE) {
+      this.asideText += text;
+      return;
+    }
     if (text.length === 0 || this.target < 0) return;
     const index = this.target;
     if (!this.streamed.includes(index)) this.streamed.push(index);
@@ -570,6 +605,26 @@ export class PieceDecoder implements SsePieceSink {
       else if (c === QUOTE) break;
     }
     this.esc = esc;
+    if (this.asideRaw !== undefined) {
+      // An `aside` string: collected as it is while short, kept aside once it is long.
+      this.asideRaw += text.slice(i, j);
+      if (j < n) {
+        this.collect(`"${this.asideRaw}"`);
+        this.asideRaw = undefined;
+        unroute(this.frames);
+        this.target = PIECE_DROP;
+        this.st = this.afterValue();
+        return j + 1;
+      }
+      if (this.asideRaw.length < ASIDE_CHARS) return n;
+      this.collect('""');
+      const held = this.asideRaw;
+      this.asideRaw = undefined;
+      const cut = safeStringCut(held);
+      this.pending = held.slice(cut);
+      this.emitRaw(held.slice(0, cut));
+      return n;
+    }
     const raw = this.pending.length > 0 ? this.pending + text.slice(i, j) : text.slice(i, j);
     if (j === n) {
       const cut = safeStringCut(raw);
@@ -609,8 +664,23 @@ export class PieceDecoder implements SsePieceSink {
   }
 
   private closeValue(): void {
+    if (this.target === ASIDE) this.asides.push({ path: this.asidePath, text: this.asideText });
     if (this.target >= 0) this.closes.push(this.target);
     this.target = PIECE_DROP;
     this.st = this.afterValue();
   }
+}
+
+/** A short `aside` string went back into the collected text: its key may come again. */
+function unroute(frames: Frame[]): void {
+  const f = frames[frames.length - 1];
+  if (f !== undefined && !f.arr) f.routed?.pop();
+}
+
+/** Put an `aside` string back at its path in the parsed payload (the placeholder `""` is there). */
+function putAside(payload: unknown, path: readonly PathKey[], text: string): unknown {
+  let cur = payload as Record<string | number, unknown>;
+  for (let k = 0; k < path.length - 1; k++) cur = cur[path[k]!] as Record<string | number, unknown>;
+  cur[path[path.length - 1]!] = text;
+  return payload;
 }

@@ -355,3 +355,60 @@ describe('broken, cut and odd huge events', () => {
     expect(ok.find((e) => e.type === 'stream.error')).toBeUndefined();
   });
 });
+
+// ------------------------------------------------------------------------------- ArgBuffer
+
+import { ArgBuffer, PIECE_PARSE_CHARS } from '../../src/args/buffer';
+
+describe('ArgBuffer: huge arguments are read into their value as they arrive (same value as JSON.parse)', () => {
+  function randomValue(r: () => number, depth: number): unknown {
+    const k = r();
+    if (depth > 3 || k < 0.3) {
+      const s = r();
+      if (s < 0.15) return Math.floor(r() * 1e6) / 7;
+      if (s < 0.2) return r() < 0.5 ? true : null;
+      if (s < 0.35) return trickyString(r, 9000 + Math.floor(r() * 20000)); // long: kept aside
+      return trickyString(r, Math.floor(r() * 30));
+    }
+    if (k < 0.6) return Array.from({ length: Math.floor(r() * 5) }, () => randomValue(r, depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(r() * 5); i > 0; i--) o[i % 3 === 0 ? trickyString(r, 3) : `k${Math.floor(r() * 9)}`] = randomValue(r, depth + 1);
+    return o;
+  }
+
+  function feed(text: string, r: () => number): ArgBuffer {
+    const b = new ArgBuffer();
+    for (let i = 0; i < text.length; ) {
+      const n = 1 + Math.floor(r() * 70_000);
+      b.append(text.slice(i, i + n));
+      i += n;
+    }
+    return b;
+  }
+
+  test('random objects with long strings (escapes, surrogates), whitespace, keys repeated and __proto__', () => {
+    const r = rng(11);
+    let checked = 0;
+    for (let round = 0; round < 40; round++) {
+      const body: Record<string, unknown> = { padding: 'p'.repeat(PIECE_PARSE_CHARS), value: randomValue(r, 0) };
+      let text = JSON.stringify(body, null, round % 3 === 0 ? 2 : undefined);
+      if (round % 5 === 1) text = text.replace('{', '{"__proto__":{"x":"' + 'q'.repeat(5000) + '"},');
+      if (round % 5 === 2) text = text.replace('{', '{"dup":"' + 'a'.repeat(5000) + '","dup":"b",');
+      if (round % 5 === 3) text = `  ${text}\n `;
+      const b = feed(text, r);
+      const p = b.parse();
+      expect(p.kind).toBe('object');
+      expect((p as { value: unknown }).value).toEqual(JSON.parse(text));
+      checked++;
+    }
+    expect(checked).toBe(40);
+  });
+
+  test('invalid or incomplete huge arguments are judged as before', () => {
+    const r = rng(12);
+    const text = JSON.stringify({ a: 'x'.repeat(PIECE_PARSE_CHARS * 2), b: [1, 2] });
+    expect(feed(text.slice(0, -3), r).parse().kind).toBe('incomplete');
+    expect(feed(text.replace('[1,', '[1,,'), r).parse().kind).toBe('invalid');
+    expect(feed(text + 'x', r).parse().kind).toBe('invalid');
+  });
+});

@@ -22,6 +22,8 @@ export interface ClientSink {
   close(): number;
   /** The client is gone: stop timers, write nothing more. */
   abandon(): void;
+  /** Resolves when a huge call's pieces (src/encode/pieces.ts) have all been written (or the client left). */
+  settled?(): Promise<void>;
 }
 
 /** The sink for this request's inbound API and `stream` flag. */
@@ -50,10 +52,16 @@ class SseSink implements ClientSink {
   private seenWrites = 0;
   private silentTicks = 0;
 
+  /** A huge call's frames are being written a piece per turn of the event loop (`drainPieces`). */
+  private piecing = false;
+  private piecesDone: (() => void)[] = [];
+
   constructor(
     private readonly x: Exchange,
     private readonly enc: InboundStream,
-  ) {}
+  ) {
+    enc.enablePieces?.();
+  }
 
   commit(): void {
     this.x.res.writeHead(200, SSE_HEADERS);
@@ -82,9 +90,48 @@ class SseSink implements ClientSink {
       this.throttle?.pause();
       res.once('drain', () => {
         this.blocked = false;
-        this.throttle?.resume();
+        if (!this.piecing) this.throttle?.resume();
       });
     }
+    if (this.enc.pending === true) this.drainPieces();
+  }
+
+  /**
+   * The encoder holds a huge call's frames (src/encode/pieces.ts): one piece per turn of the event
+   * loop (≤ ~256 KiB of SSE text), waiting for the client's drain when its socket is full; the
+   * backend stays paused until the last piece is written, so what follows keeps its place.
+   */
+  private drainPieces(): void {
+    if (this.piecing) return;
+    this.piecing = true;
+    this.throttle?.pause();
+    const { res } = this.x;
+    const step = (): void => {
+      if (res.destroyed || this.x.clientGone || this.enc.pending !== true) {
+        this.piecing = false;
+        if (!this.blocked) this.throttle?.resume();
+        for (const done of this.piecesDone.splice(0)) done();
+        return;
+      }
+      if (this.blocked) {
+        const go = (): void => {
+          res.off('drain', go);
+          res.off('close', go);
+          setImmediate(step);
+        };
+        res.on('drain', go);
+        res.on('close', go);
+        return;
+      }
+      this.out += this.enc.more!();
+      this.flush();
+      setImmediate(step);
+    };
+    setImmediate(step);
+  }
+
+  settled(): Promise<void> {
+    return this.piecing ? new Promise((resolve) => this.piecesDone.push(resolve)) : Promise.resolve();
   }
 
   private tick(): void {
@@ -101,6 +148,8 @@ class SseSink implements ClientSink {
 
   close(): number {
     this.stopPings();
+    // Pieces still held (the exchange normally waits for `settled` first): written now, in order.
+    while (this.enc.pending === true) this.out += this.enc.more!();
     // A started stream always gets a terminal event (SPEC §5.9).
     if (!this.enc.terminated) this.push({ type: 'error', error: { type: 'api_error', message: 'the turn ended without a result' } });
     this.flush();

@@ -334,6 +334,15 @@ class MessagesStream implements InboundStream {
   get terminated(): boolean {
     return this.enc.terminated;
   }
+  enablePieces(): void {
+    this.enc.enablePieces();
+  }
+  get pending(): boolean {
+    return this.enc.pending;
+  }
+  more(): string {
+    return this.enc.more();
+  }
 }
 
 /** The `/v1/messages` inbound module. */

@@ -33,6 +33,13 @@ export interface InboundStream {
   ping(): string;
   /** True once `end` or `error` was encoded. */
   readonly terminated: boolean;
+  /**
+   * Piecewise output (src/encode/pieces.ts): after `enablePieces()`, a huge tool call's frames
+   * (and what follows them) are left for `more()` while `pending`, a piece per call.
+   */
+  enablePieces?(): void;
+  readonly pending?: boolean;
+  more?(): string;
 }
 
 export interface InboundApi {

@@ -1,0 +1,233 @@
+/**
+ * Issue 18: ONE huge upstream SSE event (a tool call's whole arguments in one event, as Gemini
+ * sends them and Anthropic/OpenAI backends may) must not block the gateway's event loop. Against
+ * a real `sluice serve` child per backend format (anthropic, openai-chat, openai-responses,
+ * gemini) and a hostile upstream (in this file) that answers with one event carrying the whole
+ * arguments — file content with quotes, backslashes, newlines, non-ASCII and surrogate pairs, so
+ * escaped on the wire — written as fast as the gateway reads it:
+ *
+ * - the arguments reach the client byte-identical, on each inbound route;
+ * - /health answers within 1 s throughout;
+ * - the loop stays free: the main thread's CPU between two 5 ms ticks (`heldMs`, loopProbe.ts,
+ *   load-independent) stays under HELD_BOUND_MS. The whole-event path (before src/wire/pieces.ts)
+ *   held it 0.5–2.7 s for one 16 MiB event (bench/gatewayFlood.ts --huge).
+ *
+ * CI size: 4 MiB of arguments per backend format; SLUICE_HEAVY=1: 16 MiB.
+ */
+import * as http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import * as path from 'node:path';
+import { type ChildGateway, post, spawnGateway, type StreamResult, watchHealth } from './clients';
+
+const HEAVY = process.env.SLUICE_HEAVY === '1';
+jest.setTimeout(HEAVY ? 600_000 : 240_000);
+
+const MiB = 1024 * 1024;
+const ARG_BYTES = (HEAVY ? 16 : 4) * MiB;
+/**
+ * The bound on the main thread's CPU between two ticks (ms). Goal ~50 ms (issue 18); the bound
+ * leaves room for this shared machine (the whole-event path measures in seconds).
+ */
+const HELD_BOUND_MS = 200;
+
+type Backend = 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
+const BACKENDS: Backend[] = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
+
+/** The call's arguments: JSON text whose `content` string needs escaping again on the wire. */
+function makeArgs(bytes: number): string {
+  const line = 'const s = "a\\tb\\\\c"; // é ü 😀 \u2028 <tag> \'q\'\n';
+  return JSON.stringify({ path: '/big.ts', content: line.repeat(Math.ceil(bytes / line.length)) });
+}
+
+const ARGS = makeArgs(ARG_BYTES);
+
+const frame = (data: unknown, event?: string): string => `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
+
+/** The backend's whole answer: one huge event carrying the call's arguments. */
+function answer(format: Backend): string {
+  switch (format) {
+    case 'anthropic':
+      return [
+        frame({ type: 'message_start', message: { id: 'msg_h', type: 'message', role: 'assistant', model: 'h', content: [], usage: { input_tokens: 5, output_tokens: 1 } } }, 'message_start'),
+        frame({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_h', name: 'write_file', input: {} } }, 'content_block_start'),
+        frame({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: ARGS } }, 'content_block_delta'),
+        frame({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
+        frame({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }, 'message_delta'),
+        frame({ type: 'message_stop' }, 'message_stop'),
+      ].join('');
+    case 'openai-chat':
+      return [
+        frame({ id: 'c', object: 'chat.completion.chunk', model: 'h', choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_h', type: 'function', function: { name: 'write_file', arguments: ARGS } }] }, finish_reason: null }] }),
+        frame({ id: 'c', object: 'chat.completion.chunk', model: 'h', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }),
+        'data: [DONE]\n\n',
+      ].join('');
+    case 'openai-responses': {
+      const item = { id: 'fc_h', type: 'function_call', status: 'completed', arguments: ARGS, call_id: 'call_h', name: 'write_file' };
+      return [
+        frame({ type: 'response.created', response: { id: 'resp_h', model: 'h', status: 'in_progress', output: [] } }, 'response.created'),
+        frame({ type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } }, 'response.output_item.added'),
+        frame({ type: 'response.function_call_arguments.delta', item_id: 'fc_h', output_index: 0, delta: ARGS }, 'response.function_call_arguments.delta'),
+        frame({ type: 'response.function_call_arguments.done', item_id: 'fc_h', output_index: 0, arguments: ARGS }, 'response.function_call_arguments.done'),
+        frame({ type: 'response.output_item.done', output_index: 0, item }, 'response.output_item.done'),
+        frame({ type: 'response.completed', response: { id: 'resp_h', model: 'h', status: 'completed', output: [item], usage: { input_tokens: 5, output_tokens: 9, total_tokens: 14 } } }, 'response.completed'),
+      ].join('');
+    }
+    case 'gemini':
+      return frame({
+        candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'write_file', args: JSON.parse(ARGS) as unknown } }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 9, totalTokenCount: 14 },
+        modelVersion: 'h',
+        responseId: 'r_h',
+      });
+  }
+}
+
+/** One upstream for every format: the request path says which API the gateway speaks. */
+async function startUpstream(): Promise<{ url: string; close(): Promise<void> }> {
+  const bodies = new Map(BACKENDS.map((f) => [f, answer(f)]));
+  const sockets = new Set<Socket>();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const p = req.url ?? '';
+      const format: Backend = p.includes(':streamGenerateContent') ? 'gemini' : p.endsWith('/messages') ? 'anthropic' : p.endsWith('/responses') ? 'openai-responses' : 'openai-chat';
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const text = bodies.get(format)!;
+      // 1 MiB writes with backpressure: as fast as the gateway reads.
+      let at = 0;
+      const pump = (): void => {
+        while (at < text.length && !res.destroyed) {
+          const ok = res.write(text.slice(at, at + MiB));
+          at += MiB;
+          if (!ok) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+const TOOL = { name: 'write_file', description: 'write a file', input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } };
+const FN = { type: 'function', name: 'write_file', parameters: TOOL.input_schema };
+
+function body(route: string): Record<string, unknown> {
+  if (route === '/v1/messages') return { model: 'h', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'write it' }], tools: [TOOL] };
+  if (route === '/v1/chat/completions') return { model: 'h', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'write it' }], tools: [{ type: 'function', function: { name: FN.name, parameters: FN.parameters } }] };
+  return { model: 'h', max_output_tokens: 256, stream: true, input: 'write it', tools: [FN] };
+}
+
+/** The call's argument text as the client received it on `route`. */
+function clientArgs(route: string, r: StreamResult): string[] {
+  const calls: string[] = [];
+  for (const f of r.frames) {
+    if (f.data === '[DONE]') continue;
+    const d = JSON.parse(f.data) as Record<string, unknown>;
+    if (route === '/v1/messages') {
+      if (d.type === 'content_block_start' && (d.content_block as { type: string }).type === 'tool_use') calls.push('');
+      const delta = d.delta as { type?: string; partial_json?: string } | undefined;
+      if (d.type === 'content_block_delta' && delta?.type === 'input_json_delta') calls[calls.length - 1] += delta.partial_json!;
+    } else if (route === '/v1/chat/completions') {
+      const tcs = ((d.choices as { delta?: { tool_calls?: { index: number; function?: { arguments?: string } }[] } }[] | undefined)?.[0]?.delta?.tool_calls) ?? [];
+      for (const tc of tcs) calls[tc.index] = (calls[tc.index] ?? '') + (tc.function?.arguments ?? '');
+    } else {
+      if (d.type === 'response.output_item.added' && (d.item as { type: string }).type === 'function_call') calls.push('');
+      if (d.type === 'response.function_call_arguments.delta') calls[calls.length - 1] += d.delta as string;
+      if (d.type === 'response.function_call_arguments.done') expect(d.arguments === calls[calls.length - 1]).toBe(true);
+    }
+  }
+  return calls;
+}
+
+let upstream: { url: string; close(): Promise<void> };
+const gateways = new Map<Backend, ChildGateway>();
+const cursors = new Map<Backend, number>();
+
+interface Loop {
+  loopMaxMs: number;
+  heldMs: number;
+}
+
+/** The child's loop since the last call (loopProbe.ts lines). */
+function loopSinceLast(f: Backend): Loop {
+  const gw = gateways.get(f)!;
+  const r: Loop = { loopMaxMs: 0, heldMs: NaN };
+  let i = cursors.get(f) ?? 0;
+  for (; i < gw.stderr.length; i++) {
+    const m = /^sluice-loop-probe (\{.*\})$/.exec(gw.stderr[i]!);
+    if (!m) continue;
+    const p = JSON.parse(m[1]!) as { maxMs: number; heldMs?: number };
+    r.loopMaxMs = Math.max(r.loopMaxMs, p.maxMs);
+    if (p.heldMs !== undefined) r.heldMs = Math.max(Number.isNaN(r.heldMs) ? 0 : r.heldMs, p.heldMs);
+  }
+  cursors.set(f, i);
+  return r;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+  // One at a time: four ts-node children compiling at once would starve this 2-core machine.
+  for (const f of BACKENDS) {
+    const gw = await spawnGateway(
+      ['--upstream', upstream.url, '--upstream-format', f, '--port', '0', '--idle-timeout', '20000', '--log-level', 'warn'],
+      {},
+      { preload: [path.join(__dirname, 'loopProbe.ts')] },
+    );
+    gateways.set(f, gw);
+  }
+});
+
+afterAll(async () => {
+  for (const gw of gateways.values()) await gw.stop();
+  await upstream?.close();
+});
+
+// Each backend format answers one inbound route per case (every route is covered, and each backend
+// goes through the piecewise path of its own adapter); the warm-up request compiles the whole path first.
+const CASES: [Backend, string][] = [
+  ['anthropic', '/v1/chat/completions'],
+  ['openai-chat', '/v1/messages'],
+  ['openai-responses', '/v1/responses'],
+  ['gemini', '/v1/messages'],
+  ...(HEAVY ? ([['anthropic', '/v1/responses'], ['openai-chat', '/v1/chat/completions'], ['openai-responses', '/v1/messages'], ['gemini', '/v1/chat/completions']] as [Backend, string][]) : []),
+];
+
+describe(`one ${ARG_BYTES / MiB} MiB argument event from the backend`, () => {
+  test.each(CASES)('%s backend → %s client: arguments byte-identical, /health within 1 s, the loop free', async (format, route) => {
+    const gw = gateways.get(format)!;
+    await post(gw.url, route, body(route), { timeoutMs: 120_000 }); // warm-up (ts-node compiles on first use)
+    await sleep(300);
+    loopSinceLast(format);
+    const health = watchHealth(gw.url);
+    const r = await post(gw.url, route, body(route), { timeoutMs: 120_000 });
+    await sleep(300); // one more probe line after the work
+    const h = await health.stop();
+    const loop = loopSinceLast(format);
+    expect(r.failed).toBeUndefined();
+    expect(r.status).toBe(200);
+    const calls = clientArgs(route, r);
+    expect(calls).toHaveLength(1);
+    // Byte-identical (compared as a boolean: a 4–16 MiB diff would drown the report).
+    expect({ length: calls[0]!.length, same: calls[0] === ARGS }).toEqual({ length: ARGS.length, same: true });
+    expect({ failed: h.failed, slow: h.maxMs >= 1000, ...loop }).toEqual({ failed: [], slow: false, ...loop });
+    const below = Number.isNaN(loop.heldMs) || loop.heldMs < HELD_BOUND_MS;
+    if (HEAVY || process.env.SLUICE_SHOW_LOOP === '1') process.stdout.write(`[hugeEvent] ${JSON.stringify({ format, route, mib: ARG_BYTES / MiB, ...loop, healthMaxMs: h.maxMs })}\n`);
+    expect({ format, route, ...loop, below }).toEqual({ format, route, ...loop, below: true });
+    expect(gw.alive()).toBe(true);
+  });
+});
