@@ -1,6 +1,7 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
 import { UsageCounter, openaiErrorType, randomId } from './openaiCommon';
+import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
 
 /**
  * OutputEvent sequence → OpenAI Responses streaming events (`ResponsesSseEncoder`, SSE with
@@ -253,18 +254,39 @@ const SUMMARY_DELTA_HEAD = 'event: response.reasoning_summary_text.delta\ndata: 
 /** OutputEvents → Responses SSE text (`event: <type>` + `data: <json>`). */
 export class ResponsesSseEncoder {
   private readonly b: ResponsesEventBuilder;
+  /**
+   * Once a call's arguments exceed ARG_PIECE_CHARS, its frames and every later one (the final
+   * response.completed carries the arguments again) are written a piece at a time (pieces.ts).
+   */
+  private q?: PieceQueue;
+  private piecewise = false;
   constructor(opts: ResponsesEncodeOptions = {}) {
     this.b = new ResponsesEventBuilder(opts);
   }
   start(): string {
     return frames(this.b.start());
   }
+  /** The consumer drains with `more()` while `pending` (see AnthropicSseEncoder.enablePieces). */
+  enablePieces(): void {
+    this.piecewise = true;
+  }
+  get pending(): boolean {
+    return this.q !== undefined && this.q.pending;
+  }
+  more(): string {
+    return this.q !== undefined ? this.q.next() : '';
+  }
   push(ev: OutputEvent): string {
+    if (this.piecewise && (this.q !== undefined || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
+      const q = (this.q ??= new PieceQueue());
+      for (const e of this.b.push(ev)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
+      return q.next();
+    }
     if (ev.type === 'text' || ev.type === 'thinking') return this.b.deltaFrame(ev.type, ev.text) ?? frames(this.b.push(ev));
     return frames(this.b.push(ev));
   }
   ping(): string {
-    return this.b.terminated ? '' : ': ping\n\n';
+    return this.b.terminated || this.pending ? '' : ': ping\n\n';
   }
   get terminated(): boolean {
     return this.b.terminated;
