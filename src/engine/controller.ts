@@ -18,6 +18,7 @@ import type { HistoryMessage, ToolCallRecord, ToolResultRecord } from '../histor
 import type { OutputEvent } from '../release/output';
 import { CallIndexSet } from '../release/rules';
 import type { FinishReason, StreamErrorInfo, StreamEvent, Usage, WireFormat } from '../wire/events';
+import { TextRuns } from '../textRuns';
 import { type Clock, realClock } from './clock';
 import { LIMIT_ERROR_TYPE, type LimitHit, limitMessage, MAX_STRING_CHARS, resolveLimits, type TurnLimits } from './limits';
 
@@ -248,8 +249,9 @@ export class TurnController {
   private streamEnded = false;
   private ignoring = false;
   private messageStarted = false;
-  private text = '';
-  private thinking = '';
+  /** The attempt's text and thinking for the history (TextRuns: flat runs, not one live object per delta). */
+  private readonly text = new TextRuns();
+  private readonly thinking = new TextRuns();
   private thinkingSignature?: string;
   private streamEndMs?: number;
   private error?: StreamErrorInfo;
@@ -327,13 +329,13 @@ export class TurnController {
       case 'text.delta':
         if (ev.text.length === 0) return;
         if (!this.hold('maxTextChars', this.text.length, ev.text.length)) return;
-        this.text += ev.text;
+        this.text.add(ev.text);
         this.out({ type: 'text', text: ev.text });
         return;
       case 'thinking.delta':
         if (ev.text.length === 0) return;
         if (!this.hold('maxThinkingChars', this.thinking.length, ev.text.length)) return;
-        this.thinking += ev.text;
+        this.thinking.add(ev.text);
         this.out({ type: 'thinking', text: ev.text });
         return;
       case 'thinking.signature':
@@ -430,8 +432,8 @@ export class TurnController {
     const message = limitMessage(hit);
     this.warn('limit_exceeded', message, hit.index);
     for (const s of this.slots.values()) s.buf = new ArgBuffer();
-    this.text = '';
-    this.thinking = '';
+    this.text.clear();
+    this.thinking.clear();
     this.heldChars = 0;
     this.pending = [];
     this.pendingHead = 0;
@@ -700,8 +702,8 @@ export class TurnController {
     this.finish = undefined;
     this.streamEnded = false;
     this.ignoring = false;
-    this.text = '';
-    this.thinking = '';
+    this.text.clear();
+    this.thinking.clear();
     this.thinkingSignature = undefined;
     this.streamEndMs = undefined;
     this.error = undefined;
@@ -781,9 +783,9 @@ export class TurnController {
     }
     const assistant: HistoryMessage = {
       role: 'assistant',
-      content: this.text,
-      ...(this.thinking ? { thinking: this.thinking } : {}),
-      ...(this.thinking && this.thinkingSignature ? { thinkingSignature: this.thinkingSignature } : {}),
+      content: this.text.toString(),
+      ...(this.thinking.length > 0 ? { thinking: this.thinking.toString() } : {}),
+      ...(this.thinking.length > 0 && this.thinkingSignature ? { thinkingSignature: this.thinkingSignature } : {}),
       calls,
     };
     return results.length > 0 ? [assistant, { role: 'tool', results }] : [assistant];
