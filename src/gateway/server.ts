@@ -34,10 +34,11 @@ import { chatApi } from './inbound/chat';
 import { messagesApi } from './inbound/messages';
 import { responsesApi } from './inbound/responses';
 import type { InboundApi } from './inbound/types';
-import { type AuthConfig, authenticate, presentedKey, resolveAuth } from './auth';
+import { authenticate, keyMatches, presentedKey, resolveAuth } from './auth';
 import { clientErrorResponse, guardConnections, HYGIENE_DEFAULTS, type HygieneLimits, httpServerOptions, Slots } from './hygiene';
 import { Logger } from './log';
 import { GatewayMetrics } from './metrics';
+import { DEFAULT_STALL_MS, type OpsListener, startOpsListener } from './ops';
 import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
 import { REQUEST_LIMIT_DEFAULTS, validateCanonical } from './validate';
 import { UpstreamClient } from './upstream';
@@ -153,11 +154,13 @@ export interface GatewayOptions {
   backlog?: number;
   /**
    * A second listener for the operations routes only (`/health`, `/livez`, `/healthz`, `/`,
-   * `/readyz`, `/metrics`): its own socket and accept queue, so probes never wait behind client
-   * connections. `port` 0 = any free port. The main port keeps answering the same routes.
-   * It stays open while the gateway drains (so `/readyz` answers 503) and closes with it.
+   * `/readyz`, `/metrics`) on its own socket, served by its own thread (ops.ts), so probes wait
+   * neither behind client connections nor for a saturated event loop; it reports the main loop's
+   * heartbeat and says 503 `stalled` when that is older than `stallMs` (default 10 s). `port` 0 =
+   * any free port; `host` default 127.0.0.1. The main port keeps answering the same routes. It
+   * stays open while the gateway drains (so `/readyz` answers 503) and closes with it.
    */
-  ops?: { port: number; host?: string };
+  ops?: { port: number; host?: string; stallMs?: number };
 }
 
 /** Builds the adapter for a `text:<family>` backend; gets the request's tools (parsers use their schemas). */
@@ -177,8 +180,8 @@ export interface Gateway {
   url: string;
   port: number;
   server: http.Server;
-  /** The operations listener (`ops` option): its URL, port and server. */
-  ops?: { url: string; port: number; server: http.Server };
+  /** The operations listener (`ops` option): its URL and port. */
+  ops?: { url: string; port: number };
   /** Model requests in flight. */
   active(): number;
   /** Client sockets currently open. */
@@ -203,9 +206,6 @@ export interface Gateway {
  * dropped); 4096 is what `net.core.somaxconn` allows by default on Linux ≥ 5.4 (docs/gateway.md).
  */
 export const DEFAULT_BACKLOG = 4096;
-
-/** Connections the operations listener keeps open (idle ones are evicted first, as on the main port). */
-const OPS_MAX_CONNECTIONS = 64;
 
 /** Default largest request body: 32 MiB (the Anthropic API's own request size limit). */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -341,11 +341,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
 
   /**
-   * The operations routes (liveness, readiness, metrics), on the main port and on the operations
-   * listener alike: undefined when `path` is none of them, else the answer (a promise for
-   * /metrics). `keys` is the listener's client auth (/metrics needs a key when it is set).
+   * The operations routes on the main port (liveness, readiness, metrics; the operations listener
+   * has its own thread, ops.ts): undefined when `path` is none of them, else the answer (a
+   * promise for /metrics).
    */
-  function operations(path: string, method: string, req: http.IncomingMessage, res: http.ServerResponse, keys: AuthConfig | undefined): Promise<void> | true | undefined {
+  function operations(path: string, method: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> | true | undefined {
     const probe = path === '/health' || path === '/healthz' || path === '/livez' || path === '/';
     const metricsRoute = path === '/metrics' && options.metrics !== false;
     if (!probe && path !== '/readyz' && !metricsRoute) return undefined;
@@ -360,7 +360,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'draining', active: slots.active });
       return true;
     }
-    authenticate(keys, req);
+    authenticate(auth, req);
     return metrics.serve(res, method === 'HEAD');
   }
 
@@ -381,7 +381,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       metrics.request(route, res.writableFinished ? res.statusCode : 499, errorType);
     });
     try {
-      const op = operations(path, method, req, res, auth);
+      const op = operations(path, method, req, res);
       if (op !== undefined) {
         await op;
         return;
@@ -483,56 +483,35 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
   }
 
-  /**
-   * The operations listener: only the operations routes, its own socket and accept queue, its
-   * own (small) connection cap. Everything else is a 404. /metrics follows the same auth rule as
-   * the main port, for the operations listener's own bind address.
-   */
-  let opsServer: http.Server | undefined;
-  let opsSockets: Set<Socket> | undefined;
-  if (options.ops) {
-    const opsHost = options.ops.host ?? DEFAULTS.host;
-    const opsAuth = resolveAuth({ host: opsHost, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}), flag: '--ops-host' });
-    const opsLimits = { ...limits, maxConnections: OPS_MAX_CONNECTIONS };
-    opsServer = http.createServer(httpServerOptions(opsLimits), (req, res) => {
-      res.setHeader('request-id', requestId());
-      const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
-      const method = req.method ?? 'GET';
-      void (async () => {
-        try {
-          const op = operations(path, method, req, res, opsAuth);
-          if (op === undefined) throw new GatewayError(404, `no route for ${method} ${path} on the operations listener (/health, /livez, /readyz, /metrics)`, 'not_found_error');
-          await op;
-        } catch (err) {
-          const ge = err instanceof GatewayError ? err : new GatewayError(500, 'internal gateway error', 'api_error');
-          req.resume();
-          sendJson(res, ge.status, messagesApi.errorBody(ge.type, ge.message), ge.headers);
-        }
-      })();
-    });
-    opsSockets = guardConnections(opsServer, opsLimits);
-    opsServer.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-      if (socket.writable) socket.end(clientErrorResponse(err));
-      else socket.destroy();
-    });
-  }
+  // The operations listener's client auth: the main port's rule for its own bind address.
+  const opsAuth = options.ops
+    ? resolveAuth({ host: options.ops.host ?? DEFAULTS.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}), flag: '--ops-host' })
+    : undefined;
 
-  const listen = (s: http.Server, port: number, host: string, backlog: number): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      s.once('error', reject);
-      s.listen({ port, host, backlog }, () => {
-        s.off('error', reject);
-        resolve();
-      });
-    });
   const urlOf = (host: string, port: number): string => {
     const h = host.includes(':') ? `[${host}]` : host;
     return `http://${h === '0.0.0.0' || h === '[::]' ? '127.0.0.1' : h}:${port}`;
   };
-  await listen(server, opts.port ?? 0, opts.host, options.backlog ?? DEFAULT_BACKLOG);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: opts.port ?? 0, host: opts.host, backlog: options.backlog ?? DEFAULT_BACKLOG }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const port = (server.address() as AddressInfo).port;
   const url = urlOf(opts.host, port);
 
+  let opsListener: OpsListener | undefined;
+  /** /metrics for the operations thread: the same key rule, the same registry. */
+  const opsMetrics = async (key: string | undefined, head: boolean): Promise<{ status: number; headers: Record<string, string>; body: string }> => {
+    if (opsAuth && !keyMatches(opsAuth, key)) {
+      const body = JSON.stringify(messagesApi.errorBody('authentication_error', key === undefined ? 'missing API key: send x-api-key or Authorization: Bearer' : 'invalid API key'));
+      return { status: 401, headers: { 'content-type': 'application/json' }, body };
+    }
+    const text = await metrics.registry.metrics();
+    return { status: 200, headers: { 'content-type': metrics.registry.contentType, 'content-length': String(Buffer.byteLength(text)) }, body: head ? '' : text };
+  };
   let closed: Promise<void> | undefined;
   let drained: Promise<number> | undefined;
   const close = (): Promise<void> => {
@@ -541,25 +520,34 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       budget.stop();
       void ctx.bodyWorker?.close();
       for (const ac of inflight) ac.abort();
-      const done = Promise.all([server, opsServer].map((s) => new Promise<void>((r) => (s ? s.close(() => r()) : r()))));
+      const done = new Promise<void>((r) => server.close(() => r()));
       for (const s of sockets) s.destroy();
-      for (const s of opsSockets ?? []) s.destroy();
       upstream.close();
-      await done;
+      await Promise.all([done, opsListener?.close()]);
     })();
     return closed;
   };
   let ops: Gateway['ops'];
-  if (opsServer) {
-    const opsHost = options.ops!.host ?? DEFAULTS.host;
+  if (options.ops) {
+    const opsHost = options.ops.host ?? DEFAULTS.host;
     try {
-      await listen(opsServer, options.ops!.port, opsHost, 511);
+      opsListener = await startOpsListener({
+        host: opsHost,
+        port: options.ops.port,
+        headersTimeoutMs: limits.headersTimeoutMs,
+        requestTimeoutMs: limits.bodyTimeoutMs,
+        keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+        stallMs: options.ops.stallMs ?? DEFAULT_STALL_MS,
+        maxConcurrent: opts.maxConcurrent,
+        state: () => ({ active: slots.active, bodyBudgetInUse: budget.inUse, ready: !drain.draining && !closing }),
+        ...(options.metrics !== false ? { metrics: (key: string | undefined, head: boolean) => opsMetrics(key, head) } : {}),
+        onFailure: (message) => logger.error('ops_listener_failed', { message }),
+      });
     } catch (err) {
       await close();
       throw new Error(`operations listener: ${(err as Error | undefined)?.message ?? String(err)}`);
     }
-    const opsPort = (opsServer.address() as AddressInfo).port;
-    ops = { url: urlOf(opsHost, opsPort), port: opsPort, server: opsServer };
+    ops = { url: urlOf(opsHost, opsListener.port), port: opsListener.port };
   }
   return {
     url,
@@ -575,6 +563,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       drained ??= (async () => {
         metrics.draining.set(1);
         const started = drain.start(deadlineMs);
+        opsListener?.beat(); // /readyz on the operations listener says 503 from now on
         // Stop accepting; close connections that are between requests.
         server.close();
         server.closeIdleConnections();

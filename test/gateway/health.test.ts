@@ -1,10 +1,12 @@
 /**
  * The operations listener (`ops` / `sluice serve --ops-port`) and the listen backlog (issue 20
- * goal 4): probes on their own socket answer while the main port cannot take a connection — its
- * accept queue full, or every connection busy at the cap — readiness turns 503 there while the
+ * goal 4): probes on their own socket and thread answer while the main port cannot take a
+ * connection — its accept queue full, or every connection busy at the cap — and while the main
+ * event loop is blocked (503 `stalled` once it has not ticked for `stallMs`); readiness turns 503 there while the
  * gateway drains (the main port has stopped accepting by then), /metrics keeps the main port's
  * auth rule, and the flags fail loudly. Real servers, real sockets, the kernel's accept queue.
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
@@ -71,7 +73,8 @@ test('the operations listener serves /health, /livez, /readyz and /metrics, and 
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ status: 'ok', active: 0 });
   }
-  expect(JSON.parse((await get(g.ops!.url + '/readyz')).body)).toEqual({ status: 'ready', active: 0 });
+  expect(JSON.parse((await get(g.ops!.url + '/readyz')).body)).toMatchObject({ status: 'ready', active: 0 });
+  expect(JSON.parse((await get(g.ops!.url + '/health')).body).loopAgeMs).toBeLessThan(5_000);
   expect((await get(g.ops!.url + '/metrics')).body).toContain('sluice_gateway_open_connections');
   const model = await get(g.ops!.url + '/v1/models');
   expect(model.status).toBe(404);
@@ -108,6 +111,38 @@ test("/health on the operations listener answers at once while the main port's a
   expect(m.status).toBe(200);
   const after = listenOverflows();
   if (before !== undefined) expect(after!).toBeGreaterThan(before);
+});
+
+test('/health on the operations listener answers while the main event loop is blocked, and says 503 stalled once it has not ticked for stallMs', async () => {
+  const g = await start({ ops: { port: 0, stallMs: 1_000 } });
+  // A client in another process: this one (the gateway's main thread) is about to be blocked.
+  const child = spawn(
+    process.execPath,
+    ['-e', `const http = require('node:http'); const at = (ms) => new Promise((r) => setTimeout(r, ms));
+const get = () => new Promise((r) => { const t0 = Date.now(); http.get(process.argv[1], { agent: false }, (res) => { let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => r({ status: res.statusCode, body: JSON.parse(b), ms: Date.now() - t0 })); }).on('error', (e) => r({ error: e.message })); });
+process.stdin.once('data', async () => { await at(300); const a = await get(); await at(1200); const b = await get(); process.stdout.write(JSON.stringify([a, b])); });`, g.ops!.url + '/health'],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (c: string) => (out += c));
+  const exited = new Promise((r) => child.on('exit', r));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000); // never outlive the test
+  await new Promise((r) => setTimeout(r, 300)); // the child is up (node -e, no ts-node)
+  child.stdin.end('go\n');
+  const until = performance.now() + 2_500;
+  while (performance.now() < until); // the gateway's loop is blocked for 2.5 s
+  await exited;
+  clearTimeout(killer);
+  const [a, b] = JSON.parse(out) as { status: number; body: { status: string; loopAgeMs: number }; ms: number }[];
+  expect(a).toMatchObject({ status: 200, body: { status: 'ok' } });
+  expect(a!.ms).toBeLessThan(500);
+  expect(b).toMatchObject({ status: 503, body: { status: 'stalled' } });
+  expect(b!.body.loopAgeMs).toBeGreaterThan(1_000);
+  expect(b!.ms).toBeLessThan(500);
+  // Once the loop runs again, healthy again.
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await get(g.ops!.url + '/health')).status).toBe(200);
 });
 
 test('/health on the operations listener answers while every main-port connection is busy at the cap', async () => {
@@ -148,7 +183,7 @@ test('while draining, /readyz on the operations listener says 503 draining (the 
     await new Promise((r) => setTimeout(r, 50));
     const ready = await get(g.ops!.url + '/readyz');
     expect(ready.status).toBe(503);
-    expect(JSON.parse(ready.body)).toEqual({ status: 'draining', active: 1 });
+    expect(JSON.parse(ready.body)).toMatchObject({ status: 'draining', active: 1 });
     expect((await get(g.ops!.url + '/health')).status).toBe(200);
     expect((await get(g.url + '/readyz', {}, 1_000)).status).toBe(0); // main listener closed
     gate.release();
