@@ -1,6 +1,7 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
 import { UsageCounter, openaiErrorType, randomId } from './openaiCommon';
+import { TextRuns } from '../textRuns';
 import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
 
 /**
@@ -54,7 +55,8 @@ export class ResponsesEventBuilder {
   private readonly clientTool: ResponsesEncodeOptions['clientTool'];
   private seq = 0;
   private readonly items: Item[] = [];
-  private open: { item: Item; kind: 'reasoning' | 'message'; text: string; signature?: string; deltaHead?: string } | undefined;
+  /** The item being written; its text is kept for the `.done` events and the final response (TextRuns: flat runs, not one object per delta). */
+  private open: { item: Item; kind: 'reasoning' | 'message'; text: TextRuns; signature?: string; deltaHead?: string } | undefined;
   private _terminated = false;
   private started = false;
   status: 'in_progress' | 'completed' | 'incomplete' | 'failed' = 'in_progress';
@@ -107,7 +109,7 @@ export class ResponsesEventBuilder {
   deltaFrame(kind: 'text' | 'thinking', text: string): string | undefined {
     const o = this.open;
     if (this._terminated || text.length === 0 || o === undefined || o.kind !== (kind === 'text' ? 'message' : 'reasoning')) return undefined;
-    o.text += text;
+    o.text.add(text);
     // Everything up to the delta is the same for every delta of the open item: built once per item.
     o.deltaHead ??=
       kind === 'text'
@@ -140,7 +142,7 @@ export class ResponsesEventBuilder {
       case 'thinking':
         if (e.text.length === 0) break;
         this.openItem(out, 'reasoning');
-        this.open!.text += e.text;
+        this.open!.text.add(e.text);
         this.ev(out, { type: 'response.reasoning_summary_text.delta', item_id: this.open!.item.id, output_index: this.items.length, summary_index: 0, delta: e.text });
         break;
       case 'thinking.signature':
@@ -149,7 +151,7 @@ export class ResponsesEventBuilder {
       case 'text':
         if (e.text.length === 0) break;
         this.openItem(out, 'message');
-        this.open!.text += e.text;
+        this.open!.text.add(e.text);
         this.ev(out, { type: 'response.output_text.delta', item_id: this.open!.item.id, output_index: this.items.length, content_index: 0, delta: e.text, logprobs: [] });
         break;
       case 'tool_use': {
@@ -213,12 +215,12 @@ export class ResponsesEventBuilder {
     const output_index = this.items.length;
     if (kind === 'reasoning') {
       const item: Item = { type: 'reasoning', id: randomId('rs_'), summary: [] };
-      this.open = { item, kind, text: '' };
+      this.open = { item, kind, text: new TextRuns() };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.reasoning_summary_part.added', item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
     } else {
       const item: Item = { type: 'message', id: randomId('msg_'), role: 'assistant', status: 'in_progress', content: [] };
-      this.open = { item, kind, text: '' };
+      this.open = { item, kind, text: new TextRuns() };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.content_part.added', item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
     }
@@ -230,16 +232,17 @@ export class ResponsesEventBuilder {
     this.open = undefined;
     const output_index = this.items.length;
     const id = o.item.id;
+    const text = o.text.toString();
     let item: Item;
     if (o.kind === 'reasoning') {
-      const part = { type: 'summary_text', text: o.text };
-      this.ev(out, { type: 'response.reasoning_summary_text.done', item_id: id, output_index, summary_index: 0, text: o.text });
+      const part = { type: 'summary_text', text };
+      this.ev(out, { type: 'response.reasoning_summary_text.done', item_id: id, output_index, summary_index: 0, text });
       this.ev(out, { type: 'response.reasoning_summary_part.done', item_id: id, output_index, summary_index: 0, part });
       item = { type: 'reasoning', id, summary: [part] };
       if (o.signature !== undefined) item.encrypted_content = o.signature;
     } else {
-      const part = { type: 'output_text', text: o.text, annotations: [], logprobs: [] };
-      this.ev(out, { type: 'response.output_text.done', item_id: id, output_index, content_index: 0, text: o.text, logprobs: [] });
+      const part = { type: 'output_text', text, annotations: [], logprobs: [] };
+      this.ev(out, { type: 'response.output_text.done', item_id: id, output_index, content_index: 0, text, logprobs: [] });
       this.ev(out, { type: 'response.content_part.done', item_id: id, output_index, content_index: 0, part });
       item = { type: 'message', id, role: 'assistant', status: 'completed', content: [part] };
     }
