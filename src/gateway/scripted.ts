@@ -337,7 +337,8 @@ export async function startScriptedUpstream(opts: ScriptedUpstreamOptions): Prom
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+    // Backlog 4096 (Node's default is 511): as the soak's backend, 2,000 gateway streams overflowed 511.
+    server.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1', backlog: 4096 }, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
