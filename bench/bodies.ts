@@ -13,8 +13,7 @@
  * delay (wall time: on a loaded machine mostly the main thread waiting for a core) and the worst
  * CPU time the main thread spent without reaching its timers ("held": the gateway's own work).
  * With SLUICE_BENCH_CLI=<built main.js> (e.g. dist/src/cli/main.js after `npm run build`) the child
- * is the built CLI (no ts-node for the gateway: a start-up heap like production; ts-node compiles
- * the probe only). SLUICE_BENCH_SPIN=<n> runs n busy loops (other processes) during rows 1–3, so
+ * is the built CLI (no ts-node: a start-up heap like production; the probe is preloaded transpiled). SLUICE_BENCH_SPIN=<n> runs n busy loops (other processes) during rows 1–3, so
  * that the modes are compared under the same CPU contention; SLUICE_BENCH_MODES=off,512k picks the
  * --body-worker modes of rows 1–3; SLUICE_BENCH_ROWS=1 stops after them.
  */
@@ -22,6 +21,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { loopProbeFile } from '../test/gateway/hostile/loopProbeFile';
 import { startHostileUpstream } from '../test/gateway/hostile/upstream';
 import { type ChildGateway, post, sampleRss, spawnGateway, watchHealth } from '../test/gateway/hostile/clients';
 
@@ -76,11 +76,24 @@ async function settle(gw: ChildGateway): Promise<number> {
   return gw.rss() ?? 0;
 }
 
+/** Row 2: a 16 MiB body nested 8 million deep. */
+async function deepRow(gw: ChildGateway): Promise<void> {
+  const depth = 8_000_000;
+  const deep = Buffer.from('{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
+  const mark = await loopMark(gw);
+  const t0 = performance.now();
+  const r = await post(gw.url, '/v1/messages', deep, { timeoutMs: 60_000 });
+  await sleep(500);
+  console.log(`${mb(deep.length)} nested ${depth} deep: status ${r.status} after ${(performance.now() - t0).toFixed(0)} ms, ${show(loopMax(gw, mark))}`);
+}
+
 async function main(): Promise<void> {
   const up = await startHostileUpstream();
-  const probe = { preload: [path.join(__dirname, '../test/gateway/hostile/loopProbe.ts')], ...(CLI ? { cli: CLI } : {}) };
+  const probe = { preload: [loopProbeFile(CLI !== undefined)], ...(CLI ? { cli: CLI } : {}) };
   const spinners = Number(process.env.SLUICE_BENCH_SPIN ?? 0);
-  const modes = (process.env.SLUICE_BENCH_MODES ?? 'off,512k').split(',');
+  // SLUICE_BENCH_ROWS: `1` rows 1–3 only, `burst` rows 4–5 only.
+  const rows = process.env.SLUICE_BENCH_ROWS ?? 'all';
+  const modes = rows === 'burst' ? [] : (process.env.SLUICE_BENCH_MODES ?? 'off,512k').split(',');
   const args = ['--upstream', up.url, '--port', '0', '--log-level', 'warn'];
 
   // 1–3 with a budget that never refuses, side by side: bodies translated on the event loop
@@ -119,20 +132,14 @@ async function main(): Promise<void> {
     }
     unspin();
   }
-  if (process.env.SLUICE_BENCH_ROWS === '1') {
-    // Rows 1–3 only (an A/B of modes).
+  if (rows === '1') {
     await gw.stop();
     await up.close();
     return;
   }
-  const depth = 8_000_000;
-  const deep = Buffer.from('{"model":"ok","messages":' + '['.repeat(depth) + ']'.repeat(depth) + '}');
-  let mark = await loopMark(gw);
-  let t0 = performance.now();
-  let r = await post(gw.url, '/v1/messages', deep, { timeoutMs: 60_000 });
-  await sleep(500);
-  console.log(`${mb(deep.length)} nested ${depth} deep: status ${r.status} after ${(performance.now() - t0).toFixed(0)} ms, ${show(loopMax(gw, mark))}`);
-  await gw.stop();
+  if (rows !== 'burst') await deepRow(gw);
+  await gw?.stop();
+
 
   // 4–5 under the default budget.
   gw = await spawnGateway(args, {}, probe);
@@ -140,8 +147,8 @@ async function main(): Promise<void> {
   const base = await settle(gw);
   const big = body(31 * MiB, 'ok-slow:300');
   const s = sampleRss(gw, 20);
-  mark = await loopMark(gw);
-  t0 = performance.now();
+  const mark = await loopMark(gw);
+  const t0 = performance.now();
   const rs = await Promise.all(Array.from({ length: 8 }, () => post(gw.url, '/v1/messages', big, { timeoutMs: 120_000 })));
   const peak = s.stop();
   const counts = new Map<number, number>();
@@ -156,7 +163,7 @@ async function main(): Promise<void> {
     if (i % 4 === 0 || i === 1) after.push(`${i} s: ${mb(gw.rss() ?? 0)}`);
   }
   console.log(`RSS after the burst: ${after.join(', ')} (bound: 2× start-up + 100 MiB = ${mb(2 * base + 100 * MiB)})`);
-  r = await post(gw.url, '/v1/messages', body(1024, 'ok'));
+  const r = await post(gw.url, '/v1/messages', body(1024, 'ok'));
   console.log(`a small request afterwards: ${r.status}`);
   await gw.stop();
   await up.close();

@@ -367,7 +367,12 @@ export class BodyWorkerPool {
       this.idleTimer = undefined;
       let fresh = 0;
       for (const s of this.slots) if (!s.used) fresh++;
-      for (const s of this.slots) if (s.used && !s.job) void s.worker.terminate();
+      for (const s of this.slots) {
+        if (!s.used || s.job) continue;
+        // Until its 'exit', the slot is still in the pool: no job may go to it.
+        s.failed = true;
+        void s.worker.terminate();
+      }
       for (; fresh < Math.min(this.options.warm, this.maxWorkers) && this.unavailable === undefined; fresh++) if (!this.start()) break;
     }, this.options.idleMs);
     this.idleTimer.unref();

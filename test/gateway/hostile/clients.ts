@@ -316,7 +316,7 @@ const ROOT = path.resolve(__dirname, '../../..');
  */
 export function spawnGateway(args: string[], env: Record<string, string> = {}, opts: { preload?: string[]; cli?: string } = {}): Promise<ChildGateway> {
   const preload = (opts.preload ?? []).flatMap((m) => ['-r', m]);
-  const tsNode = opts.cli === undefined || preload.length > 0 ? ['-r', 'ts-node/register/transpile-only'] : [];
+  const tsNode = opts.cli === undefined || (opts.preload ?? []).some((m) => m.endsWith('.ts')) ? ['-r', 'ts-node/register/transpile-only'] : [];
   const proc = spawn(process.execPath, [...tsNode, ...preload, opts.cli ?? path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], {
     cwd: ROOT,
     env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },
