@@ -4,15 +4,17 @@
  *
  *   1. parse    (parse.ts)   client JSON → route module `parse` → canonical request; backend body/URL
  *   2. open     (open.ts)    backend request → its 2xx response (failures: HTTP errors, pre-commit)
- *   3. decode   (decode.ts)  backend bytes → src/wire reader → StreamEvents, one read at a time
+ *   3. decode   (decode.ts)  backend bytes → src/wire reader → StreamEvents, one socket read at a time
  *   4. control  (control.ts) StreamEvents → TurnController (gateway mode) → ordered OutputEvents
- *   5. encode   (sink.ts)    OutputEvents → route module encoder → SSE (one write per backend read)
- *                            or one JSON body
+ *   5. encode   (sink.ts)    OutputEvents → route module encoder → SSE (one write per backend
+ *                            socket read) or one JSON body
  *   6. finish   (finish.ts)  terminal frame / body, the `request` log line, the observer's end
  *
- * Where one backend chunk goes: decode.ts `Decoder.data` → `reader.write` → `Turn.feed` →
- * `TurnController.feed` → `Turn.output` → `ClientSink.push` (the route's encoder) → `flush` →
- * `res.write`. Text needs no machine events: it passes the controller straight to the encoder.
+ * Where one backend chunk goes: decode.ts `Decoder.data` keeps it; the `read` microtask (after the
+ * socket read's last chunk) → `reader.write` (src/wire: SSE scan, skim.ts fast path for a text
+ * delta) → `Turn.feed` → `TurnController.feed` (text: limits, history runs, no machine event) →
+ * `Turn.output` → `ClientSink.push` (the route's encoder: a text delta is one string frame) →
+ * `flush` → one `res.write` for the whole read.
  *
  * Commit point: the response is committed (HTTP 200 + the API's first frames) when the backend
  * answers 2xx. Before that, failures are HTTP errors with the inbound API's error body (the router

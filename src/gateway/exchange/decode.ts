@@ -1,7 +1,9 @@
 /**
  * Stage 3, decode: the backend's bytes → the wire reader (src/wire) → StreamEvents → the turn,
- * one backend read at a time, until the turn's terminal output, the client leaving, or the turn
- * ending some other way. Each read's events are fed in order, then the sink flushes once.
+ * one socket read of the backend at a time (the HTTP parser's per-chunk `data` events of that read
+ * are kept and decoded together in a microtask, `read`), until the turn's terminal output, the
+ * client leaving, or the turn ending some other way. Each read's events are fed in order, then the
+ * sink flushes once: one client write per backend socket read.
  *
  * Around the bytes: the stream fence (nothing after the backend's finish or `[DONE]` is another
  * block; a stream that carried nothing is an error), the idle timer (re-armed only by bytes that
