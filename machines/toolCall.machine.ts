@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { enqueueActions, sendParent, setup, type Snapshot } from 'xstate';
 import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from '../src/calls';
 
@@ -30,6 +31,8 @@ export interface ToolCallInput {
   attempt: number;
   /** The embedder's tool runner, used by the default `runTool` actor (tests may `.provide()` another). */
   run?: RunToolFn;
+  /** The abort shared by the tool runs of the call's attempt (the turn gives one per attempt); a call on its own gets its own. */
+  abort?: AttemptAbort;
   /** Identity known when the call opened (the usual case: the wire names a call as it opens it). */
   id?: string;
   name?: string;
@@ -39,6 +42,7 @@ export interface ToolCallContext {
   index: number;
   attempt: number;
   run?: RunToolFn;
+  abort: AttemptAbort;
   id?: string;
   name?: string;
   outcome?: ArgsOutcome;
@@ -64,7 +68,18 @@ export type ToolCallEvent =
   | { type: 'tool.done'; run: ToolRun; result: CallResult }
   | { type: 'tool.error'; run: ToolRun; error: unknown };
 
-/** The tool run of a `running` call: its abort controller, and whether it has settled. */
+/**
+ * The AbortController of one attempt's tool runs, made at its first run and shared by all of them:
+ * an AbortSignal costs more to make than the rest of a tool start (about a tenth of a call in
+ * execute mode). Sharing it changes nothing a tool can see: a call leaves `running` unsettled only
+ * when its attempt is discarded or the turn is aborted, and either stops every run of the attempt,
+ * so aborting the shared signal for one run aborts it exactly for the runs that are stopped anyway.
+ */
+export interface AttemptAbort {
+  controller?: AbortController;
+}
+
+/** The tool run of a `running` call: its (attempt's) abort controller, and whether it has settled. */
 export interface ToolRun {
   abort: AbortController;
   settled: boolean;
@@ -104,7 +119,7 @@ export function isCallReady(c: Pick<ToolCallContext, 'id' | 'name' | 'outcome' |
 }
 
 function initialCallContext(input: ToolCallInput): ToolCallContext {
-  return { index: input.index, attempt: input.attempt, run: input.run, id: input.id, name: input.name, repaired: false, streamEnded: false };
+  return { index: input.index, attempt: input.attempt, run: input.run, abort: input.abort ?? {}, id: input.id, name: input.name, repaired: false, streamEnded: false };
 }
 
 /**
@@ -162,9 +177,15 @@ export const toolCallMachine = setup({
      * Its outcome comes back as `tool.done` / `tool.error`; leaving `running` first aborts it
      * (`stopTool`), and an outcome that arrives after that is dropped (the actor has ended or
      * moved on). A plain effect rather than an invoked promise actor: one actor per call, not two.
+     * The signal is the attempt's (`AttemptAbort`).
      */
     runTool: ({ context, self }) => {
-      const run: ToolRun = { abort: new AbortController(), settled: false };
+      let abort = context.abort.controller;
+      if (abort === undefined || abort.signal.aborted) {
+        abort = context.abort.controller = new AbortController();
+        setMaxListeners(0, abort.signal); // every run of the attempt may listen to it (Node warns past 10)
+      }
+      const run: ToolRun = { abort, settled: false };
       context.toolRun = run;
       const call: RunToolInput = {
         index: context.index,

@@ -3,7 +3,7 @@ import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
 import { type ArgsOutcome, type CallPhase, type CallResult, type Classification, type ReuseResults, reuseKey, type RunToolFn } from '../src/calls';
-import { type CallDone, type CallStatusEvent, initialCallSnapshot, toolCallMachine } from './toolCall.machine';
+import { type AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot, toolCallMachine } from './toolCall.machine';
 
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
@@ -120,6 +120,8 @@ export interface TurnContext {
    * here instead of walking every call after every event (which made draining quadratic).
    */
   settledFrom: number;
+  /** The abort shared by this attempt's tool runs (given to every call actor of the attempt). */
+  attemptAbort: AttemptAbort;
   /** Emitted events recorded by `recordStatus` / `recordDone`, sent by the `pump` that follows. */
   outbox: TurnEmitted[];
   /**
@@ -280,7 +282,7 @@ export const turnMachine = setup({
     spawnCall: ({ context, event, self }) => {
       if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return;
       const logic = context.settings.callLogic ?? toolCallMachine;
-      const input = { index: event.index, attempt: context.attempt, run: context.settings.runTool, id: event.id, name: event.name };
+      const input = { index: event.index, attempt: context.attempt, run: context.settings.runTool, abort: context.attemptAbort, id: event.id, name: event.name };
       // A plain call starts from its first snapshot (no initial-state computation) under one constant
       // id: its done event then has one type (`xstate.done.actor.call`), which XState memoises once
       // per state node instead of once per call index ever seen. An inspected call keeps a readable
@@ -546,6 +548,7 @@ export const turnMachine = setup({
       calls: () => [],
       seen: () => new CallIndexSet(),
       invalidQueue: () => [],
+      attemptAbort: () => ({}),
       structuredReleased: false,
       unrequestedApprovals: 0,
       releaseFrontier: 0,
@@ -600,6 +603,7 @@ export const turnMachine = setup({
     streamEnded: false,
     closing: false,
     invalidQueue: [],
+    attemptAbort: {},
     structuredReleased: false,
     unrequestedApprovals: 0,
     settledFrom: 0,

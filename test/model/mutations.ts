@@ -22,7 +22,7 @@ export const MUTATIONS = {
   'approval-skipped': 'a call that needs approval is treated as approved (decideStarts sees unrequested/pending as granted)',
   'retry-off-by-one': 'canRetry uses <= maxAttempts (one retry too many)',
   'stale-report-accepted':
-    'currentAttempt ignores the attempt number, so a report from a discarded attempt\'s call actor would be recorded',
+    'currentAttempt / actionableReport ignore the attempt number, so a report or end from a discarded attempt\'s call actor would be recorded',
 } as const;
 
 export type MutationId = keyof typeof MUTATIONS;
@@ -83,6 +83,7 @@ export function mockTurnMachine(): Turn {
   const realDiscard = impl.actions.discardAttempt!;
   const realCanRetry = impl.guards.canRetry as (args: unknown, params: unknown) => boolean;
   const realCurrentAttempt = impl.guards.currentAttempt as (args: unknown, params: unknown) => boolean;
+  const realActionableReport = impl.guards.actionableReport as (args: unknown, params: unknown) => boolean;
   const turnMachine = real.turnMachine.provide({
     actions: {
       discardAttempt: enqueueActions(({ context, enqueue }) => {
@@ -110,9 +111,15 @@ export function mockTurnMachine(): Turn {
       currentAttempt: (args, params) => {
         if (mutation.active !== 'stale-report-accepted') return realCurrentAttempt(args, params);
         const { context, event } = args as { context: TurnModule.TurnContext; event: TurnModule.TurnEvent };
-        // A status report or a call actor's done event, whichever attempt it comes from.
-        const r = event.type === 'call.status' ? event : 'output' in event ? event.output : undefined;
+        // A call actor's done event, whichever attempt it comes from.
+        const r = 'output' in event ? event.output : undefined;
         return r !== undefined && context.calls[r.index] !== undefined;
+      },
+      actionableReport: (args, params) => {
+        if (mutation.active !== 'stale-report-accepted') return realActionableReport(args, params);
+        const { context, event } = args as { context: TurnModule.TurnContext; event: TurnModule.TurnEvent };
+        // A status report the turn acts on, whichever attempt it comes from.
+        return event.type === 'call.status' && (event.phase === 'emittable' || event.phase === 'invalid' || event.phase === 'complete') && context.calls[event.index] !== undefined;
       },
     },
   });
