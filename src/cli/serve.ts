@@ -52,10 +52,11 @@ Options (each has an environment variable; the flag wins):
   --backlog N               listen backlog of the main port: connections the kernel completes
                             and queues until the gateway accepts them (default 4096; Linux caps
                             it at net.core.somaxconn)                     [SLUICE_BACKLOG]
-  --ops-port N              a second listener that serves only /health, /livez, /readyz and
-                            /metrics, so probes never queue behind client connections (0 = any
-                            free port; default none — the main port answers them too)
-                                                                          [SLUICE_OPS_PORT]
+  --ops-port N              a second listener, on its own thread, that serves only /health,
+                            /livez, /readyz and /metrics, so probes never queue behind client
+                            connections or a busy event loop; /health says 503 "stalled" when
+                            the event loop has not ticked for 10 s (0 = any free port; default
+                            none — the main port answers them too)        [SLUICE_OPS_PORT]
   --ops-host ADDR           its bind address (default 127.0.0.1). Any other address needs
                             --api-key (or --no-auth), like --host         [SLUICE_OPS_HOST]
   --api-key KEY             client API key(s), comma-separated; clients send x-api-key or
