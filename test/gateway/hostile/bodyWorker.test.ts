@@ -258,11 +258,27 @@ describe('idle workers', () => {
       expect(p.started).toBe(1);
       // Idle: the used worker is replaced by a fresh one, which stays.
       await until(() => p.started === 2 && p.size === 1);
-      await new Promise((r) => setTimeout(r, 900));
+      await new Promise((r) => setTimeout(r, 500));
       expect({ started: p.started, size: p.size }).toEqual({ started: 2, size: 1 });
       await job(p);
       expect(p.started).toBe(2); // the warm worker took it
       await until(() => p.started === 3 && p.size === 1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('a job that arrives while an idle worker is being retired goes to the fresh one, never to the one exiting', async () => {
+    const p = pool({ idleMs: 200 });
+    try {
+      await job(p);
+      // The idle timer fires in the timers phase; this check-phase poll sees it in the same turn,
+      // before the retired worker's 'exit' (a later poll phase).
+      await new Promise<void>((r) => {
+        const poll = (): void => void (p.started === 2 ? r() : setImmediate(poll));
+        poll();
+      });
+      await job(p);
     } finally {
       await p.close();
     }
@@ -273,7 +289,7 @@ describe('idle workers', () => {
     try {
       await job(p);
       await until(() => p.size === 0);
-      await new Promise((r) => setTimeout(r, 600));
+      await new Promise((r) => setTimeout(r, 400));
       expect({ started: p.started, size: p.size }).toEqual({ started: 1, size: 0 });
     } finally {
       await p.close();
