@@ -55,8 +55,10 @@ Options (each has an environment variable; the flag wins):
   --ops-port N              a second listener, on its own thread, that serves only /health,
                             /livez, /readyz and /metrics, so probes never queue behind client
                             connections or a busy event loop; /health says 503 "stalled" when
-                            the event loop has not ticked for 10 s (0 = any free port; default
-                            none — the main port answers them too)        [SLUICE_OPS_PORT]
+                            the event loop has not ticked for --ops-stall MS (0 = any free port;
+                            default none — the main port answers them too) [SLUICE_OPS_PORT]
+  --ops-stall MS            event-loop silence after which the operations listener's /health and
+                            /readyz say 503 "stalled" (default 10000)    [SLUICE_OPS_STALL_MS]
   --ops-host ADDR           its bind address (default 127.0.0.1). Any other address needs
                             --api-key (or --no-auth), like --host         [SLUICE_OPS_HOST]
   --api-key KEY             client API key(s), comma-separated; clients send x-api-key or
@@ -164,6 +166,7 @@ export const SPEC: Record<string, FlagSpec> = {
   backlog: { type: 'string' },
   'ops-port': { type: 'string' },
   'ops-host': { type: 'string' },
+  'ops-stall': { type: 'string' },
   'api-key': { type: 'string' },
   'no-auth': { type: 'boolean' },
   'max-connections': { type: 'string' },
@@ -205,6 +208,7 @@ export const ENV: Record<string, string> = {
   backlog: 'SLUICE_BACKLOG',
   'ops-port': 'SLUICE_OPS_PORT',
   'ops-host': 'SLUICE_OPS_HOST',
+  'ops-stall': 'SLUICE_OPS_STALL_MS',
   'api-key': 'SLUICE_API_KEY',
   'max-connections': 'SLUICE_MAX_CONNECTIONS',
   'headers-timeout': 'SLUICE_HEADERS_TIMEOUT_MS',
@@ -341,11 +345,13 @@ export function optionsFrom(
   }
   const opsPort = intFlag(get('ops-port'), 'ops-port', 0, 65_535);
   const opsHost = get('ops-host');
+  const opsStall = intFlag(get('ops-stall'), 'ops-stall', 1, MAX_TIMER_MS);
   if (opsPort === undefined && opsHost !== undefined) throw new UsageError('--ops-host needs --ops-port (or SLUICE_OPS_PORT)');
+  if (opsPort === undefined && opsStall !== undefined) throw new UsageError('--ops-stall needs --ops-port (or SLUICE_OPS_PORT)');
   if (opsPort !== undefined) {
     if (opsPort !== 0 && opsPort === options.port && (opsHost ?? '127.0.0.1') === options.host)
       throw new UsageError(`--ops-port must differ from --port (both ${opsPort})`);
-    options.ops = { port: opsPort, ...(opsHost !== undefined ? { host: opsHost } : {}) };
+    options.ops = { port: opsPort, ...(opsHost !== undefined ? { host: opsHost } : {}), ...(opsStall !== undefined ? { stallMs: opsStall } : {}) };
   }
   const model = get('model');
   const mapSpec = get('model-map');

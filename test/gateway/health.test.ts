@@ -227,11 +227,13 @@ describe('flags', () => {
     throw new Error('no usage error');
   };
 
-  test('--ops-port, --ops-host, --backlog and their environment variables', () => {
+  test('--ops-port, --ops-host, --ops-stall, --backlog and their environment variables', () => {
     expect(opts(['--ops-port', '9090']).ops).toEqual({ port: 9090 });
     expect(opts(['--ops-port', '0', '--ops-host', '::1']).ops).toEqual({ port: 0, host: '::1' });
     expect(opts([], { SLUICE_OPS_PORT: '9191', SLUICE_OPS_HOST: '127.0.0.2' }).ops).toEqual({ port: 9191, host: '127.0.0.2' });
     expect(opts([]).ops).toBeUndefined();
+    expect(opts(['--ops-port', '0', '--ops-stall', '30000']).ops).toEqual({ port: 0, stallMs: 30_000 });
+    expect(opts(['--ops-port', '0'], { SLUICE_OPS_STALL_MS: '5000' }).ops).toEqual({ port: 0, stallMs: 5_000 });
     expect(opts(['--backlog', '2048']).backlog).toBe(2048);
     expect(opts([], { SLUICE_BACKLOG: '100' }).backlog).toBe(100);
     expect(opts([]).backlog).toBeUndefined();
@@ -243,6 +245,8 @@ describe('flags', () => {
     expect(usage([], { SLUICE_OPS_PORT: '-1' })).toMatch(/^--ops-port \(or SLUICE_OPS_PORT\)/);
     expect(usage(['--backlog', '0'])).toBe('--backlog (or SLUICE_BACKLOG) must be an integer from 1 to 65535 (got "0")');
     expect(usage(['--ops-host', '127.0.0.1'])).toBe('--ops-host needs --ops-port (or SLUICE_OPS_PORT)');
+    expect(usage(['--ops-stall', '5000'])).toBe('--ops-stall needs --ops-port (or SLUICE_OPS_PORT)');
+    expect(usage(['--ops-port', '0', '--ops-stall', '0'])).toMatch(/^--ops-stall \(or SLUICE_OPS_STALL_MS\) must be an integer from 1 to/);
     expect(usage(['--ops-port', '8787'])).toBe('--ops-port must differ from --port (both 8787)');
     expect(usage(['--port', '9000', '--ops-port', '9000'])).toBe('--ops-port must differ from --port (both 9000)');
     expect(opts(['--port', '9000', '--ops-port', '9000', '--ops-host', '127.0.0.2']).ops).toEqual({ port: 9000, host: '127.0.0.2' });
