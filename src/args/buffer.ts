@@ -61,6 +61,8 @@ export class ArgBuffer {
   private _lateChars = 0;
   /** Cached object value (set by the one JSON.parse); valid while the text stays closed. */
   private parsed: ParsedArgs | undefined = undefined;
+  /** Huge arguments: the fragments (the text so far as the first), kept to hand on without a copy. */
+  private parts: string[] | undefined;
   /** Huge arguments: the value read as it arrives (see PIECE_PARSE_CHARS); off once declined or used. */
   private pieces: PieceDecoder | undefined;
   private piecesSink: ValueSink | undefined;
@@ -75,6 +77,8 @@ export class ArgBuffer {
       this._lateFragments++;
       this._lateChars += fragment.length;
     }
+    if (this.parts !== undefined) this.parts.push(fragment);
+    else if (this.buf.length + fragment.length > PIECE_PARSE_CHARS) this.parts = [this.buf, fragment];
     this.buf += fragment;
     const st = this.scanner.push(fragment);
     if (this.pieces !== undefined) this.pieces.more(fragment);
@@ -130,6 +134,24 @@ export class ArgBuffer {
   /** Code units received in late fragments (see `lateFragments`). Never the contents. */
   get lateChars(): number {
     return this._lateChars;
+  }
+
+  /**
+   * Huge arguments (past PIECE_PARSE_CHARS) with no whitespace before or after the JSON text: the
+   * text in the pieces it arrived in (`text()` equals their concatenation and needs no trim).
+   * Otherwise undefined.
+   */
+  trimmedParts(): readonly string[] | undefined {
+    const p = this.parts;
+    if (p === undefined) return undefined;
+    let first = 0;
+    while (first < p.length && p[first]!.length === 0) first++;
+    let last = p.length - 1;
+    while (last >= 0 && p[last]!.length === 0) last--;
+    if (last < first) return undefined;
+    const ws = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
+    if (ws(p[first]!.charCodeAt(0)) || ws(p[last]!.charCodeAt(p[last]!.length - 1))) return undefined;
+    return p;
   }
 
   /** The whole text received so far. Cheap: the buffer is a single string (flattened on first read). */

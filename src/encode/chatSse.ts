@@ -184,7 +184,8 @@ export class ChatSseEncoder {
     if (this.piecewise && (this.pending || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
       const q = (this.q ??= new PieceQueue());
       const was = this.b.terminated;
-      for (const it of this.b.push(ev)) q.frame('data: ', 'error' in it ? openaiErrorBody(it.error.type || 'api_error', it.error.message) : it, '\n\n');
+      const e0 = ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: q.alias(ev.argsParts) } : ev;
+      for (const it of this.b.push(e0)) q.frame('data: ', 'error' in it ? openaiErrorBody(it.error.type || 'api_error', it.error.message) : it, '\n\n');
       if (!was && this.b.terminated && ev.type === 'end') q.text('data: [DONE]\n\n');
       return q.next();
     }

@@ -13,15 +13,33 @@
 /** Strings longer than this are written in slices of this many code units. */
 export const ARG_PIECE_CHARS = 256 * 1024;
 
-/** A long JSON string being written: `at` code units of `s` are done. */
+/** A long JSON string being written, given as pieces: `parts[i]` from `at` is next. */
 interface LongString {
-  s: string;
+  parts: readonly string[];
+  i: number;
   at: number;
+  /** A high surrogate held back from the last slice (its pair's other half comes next). */
+  carry: string;
+  started: boolean;
 }
 
 export class PieceQueue {
   private parts: (string | LongString)[] = [];
   private head = 0;
+  /** Stand-in strings for huge arguments given as pieces (`alias`), and those pieces. */
+  private aliases: Map<string, readonly string[]> | undefined;
+  private readonly nonce = Math.random().toString(36).slice(2);
+
+  /**
+   * A stand-in for a string given as pieces (a huge call's `argsParts`): put it where the string
+   * goes in an event, and `frame` writes the pieces there — never one copy of the whole string.
+   */
+  alias(pieces: readonly string[]): string {
+    this.aliases ??= new Map();
+    const name = `\u0000sluice-args-${this.nonce}-${this.aliases.size}`;
+    this.aliases.set(name, pieces);
+    return name;
+  }
 
   /** Something is left to write. */
   get pending(): boolean {
@@ -54,16 +72,30 @@ export class PieceQueue {
         this.parts[this.head++] = '';
         continue;
       }
-      let end = Math.min(p.s.length, p.at + ARG_PIECE_CHARS);
-      // Never between a high and a low surrogate: the two halves escaped apart would differ from JSON.stringify.
-      if (end < p.s.length && end > p.at + 1) {
-        const c = p.s.charCodeAt(end - 1);
-        if (c >= 0xd800 && c <= 0xdbff) end--;
+      let slice = p.carry;
+      p.carry = '';
+      while (slice.length < ARG_PIECE_CHARS && p.i < p.parts.length) {
+        const s = p.parts[p.i]!;
+        const end = Math.min(s.length, p.at + ARG_PIECE_CHARS - slice.length);
+        slice += s.slice(p.at, end);
+        p.at = end;
+        if (end === s.length) {
+          p.i++;
+          p.at = 0;
+        }
       }
-      const json = JSON.stringify(p.s.slice(p.at, end));
-      out += (p.at === 0 ? '"' : '') + json.slice(1, -1) + (end === p.s.length ? '"' : '');
-      p.at = end;
-      if (end === p.s.length) this.parts[this.head++] = '';
+      const done = p.i === p.parts.length;
+      // Never between a high and a low surrogate: the two halves escaped apart would differ from JSON.stringify.
+      if (!done && slice.length > 1) {
+        const c = slice.charCodeAt(slice.length - 1);
+        if (c >= 0xd800 && c <= 0xdbff) {
+          p.carry = slice.slice(-1);
+          slice = slice.slice(0, -1);
+        }
+      }
+      out += (p.started ? '' : '"') + JSON.stringify(slice).slice(1, -1) + (done ? '"' : '');
+      p.started = true;
+      if (done) this.parts[this.head++] = '';
     }
     if (this.head === this.parts.length) {
       this.parts = [];
@@ -75,7 +107,9 @@ export class PieceQueue {
   /** JSON.stringify's output for the plain data of an event object, long strings kept apart. */
   private value(v: unknown): void {
     if (typeof v === 'string') {
-      if (v.length > ARG_PIECE_CHARS) this.parts.push({ s: v, at: 0 });
+      const pieces = this.aliases?.get(v);
+      if (pieces !== undefined) this.parts.push({ parts: pieces, i: 0, at: 0, carry: '', started: false });
+      else if (v.length > ARG_PIECE_CHARS) this.parts.push({ parts: [v], i: 0, at: 0, carry: '', started: false });
       else this.text(JSON.stringify(v));
       return;
     }

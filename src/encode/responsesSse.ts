@@ -282,7 +282,8 @@ export class ResponsesSseEncoder {
   push(ev: OutputEvent): string {
     if (this.piecewise && (this.q !== undefined || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
       const q = (this.q ??= new PieceQueue());
-      for (const e of this.b.push(ev)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
+      const e0 = ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: q.alias(ev.argsParts) } : ev;
+      for (const e of this.b.push(e0)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
       return q.next();
     }
     if (ev.type === 'text' || ev.type === 'thinking') return this.b.deltaFrame(ev.type, ev.text) ?? frames(this.b.push(ev));

@@ -593,7 +593,10 @@ export class TurnController {
         s.timing.state = 'released';
         this.trace({ t, kind: 'released', attempt: e.attempt, index: e.index, safe: view?.safe });
         const raw = s.buf.text();
-        const argsText = view?.repaired ? JSON.stringify(input) : raw.trim();
+        // Huge arguments without whitespace around them are passed as they are, with their pieces
+        // (no trim: it would copy the whole text at once; src/args/buffer.ts `trimmedParts`).
+        const parts = view?.repaired ? undefined : s.buf.trimmedParts();
+        const argsText = view?.repaired ? JSON.stringify(input) : parts !== undefined ? raw : raw.trim();
         this.resolveSlot(e.index, {
           type: 'tool_use',
           index: e.index,
@@ -601,6 +604,7 @@ export class TurnController {
           name: s.name ?? '',
           input,
           argsText,
+          ...(parts !== undefined ? { argsParts: parts } : {}),
           repaired: view?.repaired ?? false,
         });
         this.events.emit('call.released', s.timing);

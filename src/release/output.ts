@@ -22,6 +22,12 @@ export type OutputEvent =
       input: Record<string, unknown>;
       /** JSON text of the input to send as input_json_delta ('' for an empty-arguments call). */
       argsText: string;
+      /**
+       * Huge arguments only (over 256 Ki chars, src/args/buffer.ts): `argsText` in the pieces it
+       * arrived in. An encoder that writes a call a piece at a time reads these (src/encode/pieces.ts):
+       * any read of `argsText` itself would copy it whole (V8 flattens the concatenation).
+       */
+      argsParts?: readonly string[];
       /** True when the input was repaired at end of stream (max_tokens truncation). */
       repaired: boolean;
     }

@@ -35,11 +35,17 @@ describe('PieceQueue', () => {
 
 const ARGS = JSON.stringify({ path: '/big.txt', content: longText(2 * ARG_PIECE_CHARS + 5) });
 
-function events(): OutputEvent[] {
+/** ARGS in uneven pieces, one cut between the halves of a surrogate pair. */
+function argsParts(): string[] {
+  const pair = ARGS.indexOf('😀', 70_000) + 1;
+  return [ARGS.slice(0, 1), ARGS.slice(1, 65_536), ARGS.slice(65_536, pair), ARGS.slice(pair, pair + 300_000), '', ARGS.slice(pair + 300_000)];
+}
+
+function events(withParts = false): OutputEvent[] {
   return [
     { type: 'message.start', id: 'm', model: 'b' },
     { type: 'text', text: 'Writing it.' },
-    { type: 'tool_use', index: 0, backendId: 'c0', name: 'write_file', input: JSON.parse(ARGS) as Record<string, unknown>, argsText: ARGS, repaired: false },
+    { type: 'tool_use', index: 0, backendId: 'c0', name: 'write_file', input: JSON.parse(ARGS) as Record<string, unknown>, argsText: ARGS, ...(withParts ? { argsParts: argsParts() } : {}), repaired: false },
     { type: 'tool_use', index: 1, backendId: 'c1', name: 'read_file', input: { path: 'a' }, argsText: '{"path":"a"}', repaired: false },
     { type: 'usage', usage: { promptTokens: 5, outputTokens: 9 } },
     { type: 'end', finish: 'tool_calls', released: 2 },
@@ -68,7 +74,7 @@ describe.each([
   ['chat', () => new ChatSseEncoder({ model: 'b' })],
   ['responses', () => new ResponsesSseEncoder({ model: 'b' })],
 ] as [string, () => Enc][])('%s encoder', (_name, make) => {
-  test('piecewise output = whole output; pieces bounded; no ping mid-frame', () => {
+  test.each([false, true])('piecewise output = whole output (arguments given as pieces: %s); pieces bounded; no ping mid-frame', (withParts) => {
     const whole = make();
     let want = '';
     for (const e of events()) want += whole.push(e);
@@ -76,7 +82,7 @@ describe.each([
     enc.enablePieces();
     let got = '';
     let pieces = 0;
-    for (const e of events()) {
+    for (const e of events(withParts)) {
       got += enc.push(e);
       while (enc.pending) {
         expect(enc.ping()).toBe('');
