@@ -13,11 +13,12 @@ import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from
  *                                                    │ call.settle             running ──done/error──▶ resulted
  *                                                    └──────────────▶ resulted ◀─call.settle / call.interrupt
  *   any non-final state ──call.discard──▶ discarded
+ *   gateway (`endsWhenReady`): streaming / complete ──ready──▶ ready (final; the turn releases the view)
  *
  * The turn keeps a small view of all calls and decides releases and starts with pure functions
  * (src/release/rules.ts, src/execute/schedule.ts). It hears from a call only what it cannot know
  * itself: `emittable` (with the parsed input) and `invalid` as `call.status` reports, and the end
- * (`resulted` with its result, or `discarded`) as the actor's done event (`CallDone` output). The
+ * (`resulted` with its result, `discarded`, or a gateway call's `ready`) as the actor's done event (`CallDone` output). The
  * phases the turn causes (complete, released, running) it records when it sends the event.
  * `announce` reports every other state entry too, for inspectors only: it is a no-op in
  * `toolCallMachine` and a `call.status` report in `inspectedToolCallMachine()`, which the
@@ -33,6 +34,11 @@ export interface ToolCallInput {
   run?: RunToolFn;
   /** The abort shared by the tool runs of the call's attempt (the turn gives one per attempt); a call on its own gets its own. */
   abort?: AttemptAbort;
+  /**
+   * A gateway call: its actor's work ends when it is ready (final state `ready`, the done event
+   * carrying what an `emittable` report would); the turn releases it from its view.
+   */
+  endsWhenReady?: boolean;
   /** Identity known when the call opened (the usual case: the wire names a call as it opens it). */
   id?: string;
   name?: string;
@@ -43,6 +49,7 @@ export interface ToolCallContext {
   attempt: number;
   run?: RunToolFn;
   abort: AttemptAbort;
+  endsWhenReady: boolean;
   id?: string;
   name?: string;
   outcome?: ArgsOutcome;
@@ -98,12 +105,19 @@ export interface CallStatusEvent {
   result?: CallResult;
 }
 
-/** The call actor's output when it ends (its done event's `output`): how it ended. */
+/**
+ * The call actor's output when it ends (its done event's `output`): how it ended. `emittable`: a
+ * gateway call ended ready (`endsWhenReady`), with what an `emittable` report carries.
+ */
 export interface CallDone {
   index: number;
   attempt: number;
-  phase: 'resulted' | 'discarded';
+  phase: 'resulted' | 'discarded' | 'emittable';
   result?: CallResult;
+  id?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  repaired?: boolean;
 }
 
 export function errorText(error: unknown): string {
@@ -119,7 +133,7 @@ export function isCallReady(c: Pick<ToolCallContext, 'id' | 'name' | 'outcome' |
 }
 
 function initialCallContext(input: ToolCallInput): ToolCallContext {
-  return { index: input.index, attempt: input.attempt, run: input.run, abort: input.abort ?? {}, id: input.id, name: input.name, repaired: false, streamEnded: false };
+  return { index: input.index, attempt: input.attempt, run: input.run, abort: input.abort ?? {}, endsWhenReady: input.endsWhenReady ?? false, id: input.id, name: input.name, repaired: false, streamEnded: false };
 }
 
 /**
@@ -156,6 +170,8 @@ export const toolCallMachine = setup({
   },
   guards: {
     readyOnComplete: ({ context, event }) => readyWith(context, event),
+    endsReadyOnComplete: ({ context, event }) => context.endsWhenReady && readyWith(context, event),
+    endsReady: ({ context }) => context.endsWhenReady && isCallReady(context),
     startOnRelease: ({ event }) => event.type === 'call.release' && event.start === true,
     isReady: ({ context }) => isCallReady(context),
     judgedInvalid: ({ context }) => context.streamEnded && !isCallReady(context),
@@ -239,12 +255,13 @@ export const toolCallMachine = setup({
 }).createMachine({
   id: 'toolCall',
   context: ({ input }) => initialCallContext(input),
-  output: ({ context, event }): CallDone => ({
-    index: context.index,
-    attempt: context.attempt,
-    phase: (event as { output?: { phase?: CallDone['phase'] } }).output?.phase ?? 'discarded',
-    result: context.result,
-  }),
+  output: ({ context, event }): CallDone => {
+    const phase = (event as { output?: { phase?: CallDone['phase'] } }).output?.phase ?? 'discarded';
+    const c = context;
+    return phase === 'emittable'
+      ? { index: c.index, attempt: c.attempt, phase, id: c.id, name: c.name, input: c.input, repaired: c.repaired }
+      : { index: c.index, attempt: c.attempt, phase, result: c.result };
+  },
   initial: 'streaming',
   on: {
     'call.identity': { actions: 'assignIdentity' },
@@ -255,6 +272,8 @@ export const toolCallMachine = setup({
       entry: { type: 'announce', params: { phase: 'streaming' } },
       on: {
         'call.complete': [
+          // A gateway call ready at once ends here (its done event is its report).
+          { guard: 'endsReadyOnComplete', target: 'ready', actions: 'assignOutcome' },
           // Passing `complete` on the way: only an inspector hears of it (`announce`).
           { guard: 'readyOnComplete', target: 'emittable', actions: ['assignOutcome', { type: 'announce', params: { phase: 'complete' } }] },
           { target: 'complete', actions: 'assignOutcome' },
@@ -266,6 +285,7 @@ export const toolCallMachine = setup({
       // Payload final but not ready yet (identity missing, empty arguments before the end of the stream).
       entry: 'reportWaiting',
       always: [
+        { guard: 'endsReady', target: 'ready' },
         { guard: 'isReady', target: 'emittable' },
         { guard: 'judgedInvalid', target: 'invalid' },
       ],
@@ -313,6 +333,12 @@ export const toolCallMachine = setup({
         'call.settle': { target: 'resulted', actions: 'assignResult' },
         'call.discard': 'discarded',
       },
+    },
+    ready: {
+      // A gateway call's actor ends ready: releasing it is the turn's act on its view (the actor
+      // would only be stopped right after). Ending here unregisters it from the actor system.
+      type: 'final',
+      output: { phase: 'emittable' },
     },
     resulted: {
       type: 'final',

@@ -49,9 +49,10 @@ export interface TurnSettings {
 
 export interface CallView {
   /**
-   * The call actor while it has work left. Dropped when the actor ended (its done event) and, on
-   * the gateway, when the call is released or judged invalid (a plain call's actor is left as it is
-   * then: nothing more is sent to it): a finished call keeps only this view.
+   * The call actor while it has work left. Dropped when the actor ended (its done event; on the
+   * gateway a plain call's actor ends when it is ready) and, on the gateway, when a call is judged
+   * invalid (its actor is left as it is: nothing more is sent to it): a finished call keeps only
+   * this view.
    */
   ref?: CallRef;
   phase: CallPhase;
@@ -221,6 +222,34 @@ function mayReuse(v: CallView, settings: TurnSettings): v is CallView & { name: 
   return (settings.reuseResults ?? 'safe') !== 'none' && v.safe && v.approval === 'not-needed' && v.reusable !== false && !v.problem && !!v.name;
 }
 
+/** A call is ready (its `emittable` report, or a gateway call's end): record and classify it, and tell the controller. */
+function recordReady(
+  context: TurnContext,
+  v: CallView,
+  r: { index: number; attempt: number; id?: string; name?: string; input?: Record<string, unknown>; repaired?: boolean },
+): void {
+  v.phase = 'emittable';
+  if (r.id) v.id = r.id;
+  if (r.name) v.name = r.name;
+  v.input = r.input;
+  v.repaired = r.repaired;
+  if (context.settings.mode === 'execute' && v.name) {
+    const c = context.settings.classify(v.name, v.input ?? {});
+    v.safe = c.safe;
+    v.approval = c.needsApproval ? 'unrequested' : 'not-needed';
+    v.problem = c.problem;
+    v.structuredOutput = c.structuredOutput;
+    v.reusable = c.reusable;
+    if (context.reusable.size > 0 && mayReuse(v, context.settings)) {
+      const key = reuseKey(v.name, v.input ?? {});
+      const kept = context.reusable.get(key);
+      v.reused = kept?.shift();
+      if (kept?.length === 0) context.reusable.delete(key);
+    }
+  }
+  context.outbox.push({ type: 'call.ready', index: r.index, attempt: r.attempt, safe: v.safe, needsApproval: v.approval === 'unrequested' });
+}
+
 export function retryDelayMs(settings: TurnSettings, attempt: number): number {
   return settings.retryBaseMs * 2 ** Math.max(0, attempt - 1);
 }
@@ -282,7 +311,10 @@ export const turnMachine = setup({
     spawnCall: ({ context, event, self }) => {
       if (event.type !== 'call.open' || context.calls[event.index] !== undefined) return;
       const logic = context.settings.callLogic ?? toolCallMachine;
-      const input = { index: event.index, attempt: context.attempt, run: context.settings.runTool, abort: context.attemptAbort, id: event.id, name: event.name };
+      // On the gateway a plain call's actor ends when it is ready (its done event is its report); an
+      // inspected one lives through its release, so the inspector sees every phase.
+      const endsWhenReady = context.settings.mode === 'gateway' && logic === toolCallMachine;
+      const input = { index: event.index, attempt: context.attempt, run: context.settings.runTool, abort: context.attemptAbort, endsWhenReady, id: event.id, name: event.name };
       // A plain call starts from its first snapshot (no initial-state computation) under one constant
       // id: its done event then has one type (`xstate.done.actor.call`), which XState memoises once
       // per state node instead of once per call index ever seen. An inspected call keeps a readable
@@ -336,34 +368,14 @@ export const turnMachine = setup({
         if (v.phase === 'streaming') v.phase = 'complete';
         return;
       }
+      if (event.phase === 'emittable') {
+        recordReady(context, v, event);
+        return;
+      }
       v.phase = event.phase;
       if (event.id) v.id = event.id;
       if (event.name) v.name = event.name;
-      if (event.phase === 'emittable') {
-        v.input = event.input;
-        v.repaired = event.repaired;
-        if (context.settings.mode === 'execute' && v.name) {
-          const c = context.settings.classify(v.name, v.input ?? {});
-          v.safe = c.safe;
-          v.approval = c.needsApproval ? 'unrequested' : 'not-needed';
-          v.problem = c.problem;
-          v.structuredOutput = c.structuredOutput;
-          v.reusable = c.reusable;
-          if (context.reusable.size > 0 && mayReuse(v, context.settings)) {
-            const key = reuseKey(v.name, v.input ?? {});
-            const kept = context.reusable.get(key);
-            v.reused = kept?.shift();
-            if (kept?.length === 0) context.reusable.delete(key);
-          }
-        }
-        context.outbox.push({
-          type: 'call.ready',
-          index: event.index,
-          attempt: event.attempt,
-          safe: v.safe,
-          needsApproval: v.approval === 'unrequested',
-        });
-      } else if (event.phase === 'invalid') {
+      if (event.phase === 'invalid') {
         context.outbox.push({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
         if (context.settings.mode === 'execute') context.invalidQueue.push(event.index);
         else {
@@ -372,15 +384,22 @@ export const turnMachine = setup({
         }
       }
     },
-    /** A call actor ended (its final state ends the actor itself): resulted with its result, or discarded. */
+    /**
+     * A call actor ended (its final state ends the actor itself): resulted with its result,
+     * discarded, or (a gateway call) ready, reporting what an `emittable` report would.
+     */
     recordDone: ({ context, event }) => {
       if (!('output' in event)) return;
       const done = event.output;
       const v = context.calls[done.index];
       if (!v) return;
+      v.ref = undefined; // the actor has ended: the view is all that is left of the call
+      if (done.phase === 'emittable') {
+        recordReady(context, v, done);
+        return;
+      }
       v.phase = done.phase;
       v.retired = true;
-      v.ref = undefined; // the actor has ended: the view is all that is left of the call
       if (done.phase !== 'resulted') return;
       v.result = done.result;
       v.settling = false;
@@ -432,15 +451,12 @@ export const turnMachine = setup({
         enqueue.emit({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
       }
       if (s.mode !== 'execute') {
+        // A plain call's actor ended when it was ready (`endsWhenReady`: sending it `call.release`
+        // and stopping it would be two more macrosteps per call, seen by nobody); an inspected call
+        // hears its release and rests in `released`, so the inspector sees every phase.
         for (const i of rel.release) {
-          const v = calls[i]!;
-          if (!v.ref) continue;
-          // Released is the end of a call's life on the gateway: a plain call's actor has done its
-          // work (emittable) and is dropped as it is — sending it `call.release` and stopping it
-          // would be two more macrosteps per call, seen by nobody. An inspected call hears its
-          // release and rests in `released`, so the inspector sees every phase.
-          if (v.ref.src === toolCallMachine) v.ref = undefined;
-          else enqueue.sendTo(v.ref, { type: 'call.release' });
+          const ref = calls[i]!.ref;
+          if (ref) enqueue.sendTo(ref, { type: 'call.release' });
         }
         return;
       }
