@@ -186,7 +186,9 @@ describe('bad upstreams → Anthropic-shaped errors, no hang, no leaked sockets'
   test('raw SSE: a mid-stream reset ends with exactly one error frame and nothing after it', async () => {
     const script: ScriptLine[] = [
       { t: 0, data: chatChunk({ content: 'hello' }) },
-      { t: 5, reset: true },
+      // A reset can discard bytes the gateway has not read yet (1 run in ~30 at t: 5 under load):
+      // give the read time so the frames asserted below are the gateway's, not the kernel's.
+      { t: 100, reset: true },
     ];
     r = await rig({ script });
     const res = await rawRequest(r.gw.url, { path: '/v1/messages', body: JSON.stringify({ ...ok, stream: true }) });
