@@ -11,7 +11,7 @@
  * this tree's, alternating round by round, so machine load hits both alike: read the ratio.
  *
  * Run: `npx ts-node -T bench/textPath.ts [--chunks 100000] [--per-read 400] [--rounds 5]
- * [--baseline <git-ref>]`. It measures what whole-process runs (bench/gatewayInbound.ts) cannot
+ * [--baseline <git-ref>] [--apis messages,responses,chat]`. It measures what whole-process runs (bench/gatewayInbound.ts) cannot
  * separate from socket and scheduler noise on a shared machine; those stay the goal's measure.
  */
 import { EventEmitter } from 'node:events';
@@ -20,7 +20,7 @@ import { baselineDist, baselineModule } from './baseline';
 import { chatChunk } from '../src/gateway/scripted';
 
 type Api = 'messages' | 'responses' | 'chat';
-const APIS: readonly Api[] = ['messages', 'responses', 'chat'];
+const ALL_APIS: readonly Api[] = ['messages', 'responses', 'chat'];
 
 /** The modules one side needs, from this tree or a built baseline. */
 interface Side {
@@ -145,6 +145,9 @@ async function main(): Promise<void> {
   const perRead = opt('--per-read', 400);
   const rounds = opt('--rounds', 5);
   const bi = argv.indexOf('--baseline');
+  // `--apis responses` (comma list) runs only those routes, e.g. under `node --cpu-prof`.
+  const ai = argv.indexOf('--apis');
+  const APIS = ai >= 0 ? ALL_APIS.filter((a) => (argv[ai + 1] ?? '').split(',').includes(a)) : ALL_APIS;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- this tree's modules, loaded like the baseline's
   const sides: Side[] = [load('now', <T>(m: string) => require(`../${m}`) as T)];
   if (bi >= 0) {

@@ -1,0 +1,75 @@
+/**
+ * The Responses SSE encoder's exact bytes for one stream with awkward text: quotes, backslashes,
+ * control characters, U+2028/U+2029, `</script>`, a surrogate pair split across two deltas (each
+ * delta escapes its half as `\udXXX`; the `.done` events and `response.completed` carry the joined
+ * character), lone surrogates, a reasoning item with a signature. Pinned as literal frames (random
+ * ids masked) so a faster encoder can prove the wire did not move: the OpenAI SDK and Codex parse it.
+ */
+import { ResponsesSseEncoder } from '../../src/encode/responsesSse';
+import type { OutputEvent } from '../../src/release/output';
+
+const EVENTS: OutputEvent[] = [
+  { type: 'message.start', usage: { promptTokens: 12 } },
+  { type: 'thinking', text: 'think "a" \\ b' },
+  { type: 'thinking', text: '\ud83d' },
+  { type: 'thinking', text: '\ude00 done' },
+  { type: 'thinking.signature', signature: 'sig\\"1' },
+  { type: 'text', text: 'He said "hi" \\o/ ' },
+  { type: 'text', text: 'tab\there\nnew\u0000nul\u001f\u007f ' },
+  { type: 'text', text: 'sep\u2028par\u2029 </script> ' },
+  { type: 'text', text: 'pair \ud83d' },
+  { type: 'text', text: '\ude00 lone \udc00 and \ud800' },
+  { type: 'text', text: 'x' },
+  { type: 'usage', usage: { outputTokens: 9 } },
+  { type: 'end', finish: 'stop', released: 0 },
+];
+
+const mask = (s: string): string => s.replace(/\b(resp_|msg_|rs_)[0-9A-Za-z]{24}\b/g, '$1ID');
+
+const EXPECTED: string[] = [
+    "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_ID\",\"object\":\"response\",\"created_at\":1700000000,\"status\":\"in_progress\",\"error\":null,\"incomplete_details\":null,\"model\":\"gpt-\\\"m\\\"\",\"output\":[],\"parallel_tool_calls\":true,\"tool_choice\":\"auto\",\"tools\":[],\"usage\":null},\"sequence_number\":0}\n\n",
+    "event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"response\":{\"id\":\"resp_ID\",\"object\":\"response\",\"created_at\":1700000000,\"status\":\"in_progress\",\"error\":null,\"incomplete_details\":null,\"model\":\"gpt-\\\"m\\\"\",\"output\":[],\"parallel_tool_calls\":true,\"tool_choice\":\"auto\",\"tools\":[],\"usage\":null},\"sequence_number\":1}\n\n",
+    "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs_ID\",\"summary\":[]},\"sequence_number\":2}\n\n",
+    "event: response.reasoning_summary_part.added\ndata: {\"type\":\"response.reasoning_summary_part.added\",\"item_id\":\"rs_ID\",\"output_index\":0,\"summary_index\":0,\"part\":{\"type\":\"summary_text\",\"text\":\"\"},\"sequence_number\":3}\n\n",
+    "event: response.reasoning_summary_text.delta\ndata: {\"type\":\"response.reasoning_summary_text.delta\",\"item_id\":\"rs_ID\",\"output_index\":0,\"summary_index\":0,\"delta\":\"think \\\"a\\\" \\\\ b\",\"sequence_number\":4}\n\n",
+    "event: response.reasoning_summary_text.delta\ndata: {\"type\":\"response.reasoning_summary_text.delta\",\"item_id\":\"rs_ID\",\"output_index\":0,\"summary_index\":0,\"delta\":\"\\ud83d\",\"sequence_number\":5}\n\n",
+    "event: response.reasoning_summary_text.delta\ndata: {\"type\":\"response.reasoning_summary_text.delta\",\"item_id\":\"rs_ID\",\"output_index\":0,\"summary_index\":0,\"delta\":\"\\ude00 done\",\"sequence_number\":6}\n\n",
+    "event: response.reasoning_summary_text.done\ndata: {\"type\":\"response.reasoning_summary_text.done\",\"item_id\":\"rs_ID\",\"output_index\":0,\"summary_index\":0,\"text\":\"think \\\"a\\\" \\\\ b\ud83d\ude00 done\",\"sequence_number\":7}\n\n",
+    "event: response.reasoning_summary_part.done\ndata: {\"type\":\"response.reasoning_summary_part.done\",\"item_id\":\"rs_ID\",\"output_index\":0,\"summary_index\":0,\"part\":{\"type\":\"summary_text\",\"text\":\"think \\\"a\\\" \\\\ b\ud83d\ude00 done\"},\"sequence_number\":8}\n\n",
+    "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"reasoning\",\"id\":\"rs_ID\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"think \\\"a\\\" \\\\ b\ud83d\ude00 done\"}],\"encrypted_content\":\"sig\\\\\\\"1\"},\"sequence_number\":9}\n\n",
+    "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"type\":\"message\",\"id\":\"msg_ID\",\"role\":\"assistant\",\"status\":\"in_progress\",\"content\":[]},\"sequence_number\":10}\n\n",
+    "event: response.content_part.added\ndata: {\"type\":\"response.content_part.added\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"part\":{\"type\":\"output_text\",\"text\":\"\",\"annotations\":[],\"logprobs\":[]},\"sequence_number\":11}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"delta\":\"He said \\\"hi\\\" \\\\o/ \",\"logprobs\":[],\"sequence_number\":12}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"delta\":\"tab\\there\\nnew\\u0000nul\\u001f\u007f \",\"logprobs\":[],\"sequence_number\":13}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"delta\":\"sep\u2028par\u2029 </script> \",\"logprobs\":[],\"sequence_number\":14}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"delta\":\"pair \\ud83d\",\"logprobs\":[],\"sequence_number\":15}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"delta\":\"\\ude00 lone \\udc00 and \\ud800\",\"logprobs\":[],\"sequence_number\":16}\n\n",
+    "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"delta\":\"x\",\"logprobs\":[],\"sequence_number\":17}\n\n",
+    "event: response.output_text.done\ndata: {\"type\":\"response.output_text.done\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"text\":\"He said \\\"hi\\\" \\\\o/ tab\\there\\nnew\\u0000nul\\u001f\u007f sep\u2028par\u2029 </script> pair \ud83d\ude00 lone \\udc00 and \\ud800x\",\"logprobs\":[],\"sequence_number\":18}\n\n",
+    "event: response.content_part.done\ndata: {\"type\":\"response.content_part.done\",\"item_id\":\"msg_ID\",\"output_index\":1,\"content_index\":0,\"part\":{\"type\":\"output_text\",\"text\":\"He said \\\"hi\\\" \\\\o/ tab\\there\\nnew\\u0000nul\\u001f\u007f sep\u2028par\u2029 </script> pair \ud83d\ude00 lone \\udc00 and \\ud800x\",\"annotations\":[],\"logprobs\":[]},\"sequence_number\":19}\n\n",
+    "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"message\",\"id\":\"msg_ID\",\"role\":\"assistant\",\"status\":\"completed\",\"content\":[{\"type\":\"output_text\",\"text\":\"He said \\\"hi\\\" \\\\o/ tab\\there\\nnew\\u0000nul\\u001f\u007f sep\u2028par\u2029 </script> pair \ud83d\ude00 lone \\udc00 and \\ud800x\",\"annotations\":[],\"logprobs\":[]}]},\"sequence_number\":20}\n\n",
+    "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_ID\",\"object\":\"response\",\"created_at\":1700000000,\"status\":\"completed\",\"error\":null,\"incomplete_details\":null,\"model\":\"gpt-\\\"m\\\"\",\"output\":[{\"type\":\"reasoning\",\"id\":\"rs_ID\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"think \\\"a\\\" \\\\ b\ud83d\ude00 done\"}],\"encrypted_content\":\"sig\\\\\\\"1\"},{\"type\":\"message\",\"id\":\"msg_ID\",\"role\":\"assistant\",\"status\":\"completed\",\"content\":[{\"type\":\"output_text\",\"text\":\"He said \\\"hi\\\" \\\\o/ tab\\there\\nnew\\u0000nul\\u001f\u007f sep\u2028par\u2029 </script> pair \ud83d\ude00 lone \\udc00 and \\ud800x\",\"annotations\":[],\"logprobs\":[]}]}],\"parallel_tool_calls\":true,\"tool_choice\":\"auto\",\"tools\":[],\"usage\":{\"input_tokens\":12,\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":9,\"output_tokens_details\":{\"reasoning_tokens\":0},\"total_tokens\":21}},\"sequence_number\":21}\n\n",
+];
+
+test('responses SSE bytes for awkward text are pinned', () => {
+  const enc = new ResponsesSseEncoder({ model: 'gpt-"m"', created: 1700000000, inputTokens: 3 });
+  let s = enc.start();
+  for (const e of EVENTS) s += enc.push(e);
+  expect(mask(s).split(/(?<=\n\n)/)).toEqual(EXPECTED);
+  expect(enc.push({ type: 'text', text: 'after the end' })).toBe('');
+});
+
+test('the same stream written in one push per event and in any split gives the same bytes', () => {
+  // The text deltas of a message written one character at a time: the `.done` text is the same.
+  const whole = new ResponsesSseEncoder({ model: 'm', created: 1 });
+  const split = new ResponsesSseEncoder({ model: 'm', created: 1 });
+  const text = 'a"\\\u2028\ud83d\ude00\u0001z';
+  const a = whole.start() + whole.push({ type: 'text', text }) + whole.push({ type: 'end', finish: 'stop', released: 0 });
+  let b = split.start();
+  for (const ch of text.split('')) b += split.push({ type: 'text', text: ch });
+  b += split.push({ type: 'end', finish: 'stop', released: 0 });
+  // From the first `.done` on (sequence numbers differ: one delta frame vs eight).
+  const tail = (s: string): string => mask(s.slice(s.indexOf('event: response.output_text.done'))).replace(/"sequence_number":\d+/g, '');
+  expect(tail(b)).toBe(tail(a));
+  expect(a).toContain('"text":"a\\"\\\\\u2028\ud83d\ude00\\u0001z"');
+});
