@@ -56,7 +56,7 @@ export interface OpsListener {
   close(): Promise<void>;
 }
 
-const WORKER_SOURCE = `
+const WORKER_SOURCE = `// sluice:eval-worker — CommonJS, run by new Worker(…, { eval: true }) (the package test skips this string)
 const { workerData, parentPort } = require('node:worker_threads');
 const http = require('node:http');
 const { randomBytes } = require('node:crypto');

@@ -214,13 +214,15 @@ function html(s: string): string {
 
 /**
  * A transition (or note) label as short lines, so the drawing stays narrow: the event and guard
- * on the first line, then the actions, broken after commas to at most `width` characters a line.
+ * on the first line (the guard on its own line when both do not fit), then the actions, broken
+ * after commas to at most `width` characters a line.
  */
 export function wrapLabel(label: string, width = 26): string[] {
   if (label.length <= width) return [label];
   const slash = label.indexOf(' / ');
   const head = slash >= 0 ? label.slice(0, slash) : label;
-  const lines = [head];
+  const guard = head.indexOf(' [');
+  const lines = head.length > width && guard > 0 ? [head.slice(0, guard), head.slice(guard + 1)] : [head];
   if (slash < 0) return lines;
   let line = '/';
   for (const act of label.slice(slash + 3).split(', ')) {
@@ -245,7 +247,7 @@ export function toDot(machine: VizMachine): string {
   const out: string[] = [
     `digraph "${dq(machine.id)}" {`,
     `  // generated from the ${machine.id} machine by scripts/viz.ts — do not edit`,
-    '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, nodesep=0.15, ranksep=0.45, compound=true, newrank=true];',
+    '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, nodesep=0.1, ranksep=0.65, compound=true, newrank=true];',
     '  node [fontname="Helvetica", fontsize=11, shape=box, style="rounded,filled", fillcolor="#f5f8fc", color="#4c78a8", margin="0.22,0.06"];',
     '  edge [fontname="Helvetica", fontsize=9, color="#555555", fontcolor="#333333"];',
   ];

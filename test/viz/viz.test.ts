@@ -50,6 +50,7 @@ describe('the statecharts read at a README column', () => {
     expect(wrapLabel('tool.done / assign')).toEqual(['tool.done / assign']);
     expect(wrapLabel('stream.end / endStream, pump')).toEqual(['stream.end', '/ endStream, pump']);
     expect(wrapLabel('turn.abort [dropOnAbort] / discardAttempt, setOutcome(dropped)')).toEqual(['turn.abort [dropOnAbort]', '/ discardAttempt,', '  setOutcome(dropped)']);
+    expect(wrapLabel('call.complete [endsReadyOnComplete] / assignOutcome')).toEqual(['call.complete', '[endsReadyOnComplete]', '/ assignOutcome']);
   });
 });
 
