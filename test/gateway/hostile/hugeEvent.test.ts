@@ -19,7 +19,9 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import * as path from 'node:path';
+import { buildForChildren } from '../../journal/childBuild';
 import { type ChildGateway, spawnGateway, watchHealth } from './clients';
+import { loopProbeFile } from './loopProbeFile';
 
 const HEAVY = process.env.SLUICE_HEAVY === '1';
 /** Another build's CLI to run instead of this tree's sources (e.g. an older commit's dist/src/cli/main.js: the suite fails there). */
@@ -215,12 +217,15 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 beforeAll(async () => {
   upstream = await startUpstream();
-  // One at a time: four ts-node children compiling at once would starve this 2-core machine.
+  // Plain node on the cached transpile of the sources (test/journal/childBuild.ts): a ts-node child
+  // compiles for seconds; one at a time so the children do not starve this 2-core machine.
+  const cli = CLI ?? path.join(buildForChildren(), 'src/cli/main.js');
+  const env = CLI ? {} : { NODE_PATH: path.join(__dirname, '../../../node_modules') };
   for (const f of BACKENDS) {
     const gw = await spawnGateway(
       ['--upstream', upstream.url, '--upstream-format', f, '--port', '0', '--idle-timeout', '20000', '--log-level', 'warn'],
-      {},
-      { preload: [path.join(__dirname, 'loopProbe.ts')], ...(CLI ? { cli: CLI } : {}) },
+      env,
+      { preload: [loopProbeFile(true)], cli },
     );
     gateways.set(f, gw);
   }
@@ -244,7 +249,7 @@ const CASES: [Backend, string][] = [
 describe(`one ${ARG_BYTES / MiB} MiB argument event from the backend`, () => {
   test.each(CASES)('%s backend → %s client: arguments byte-identical, /health within 1 s, the loop free', async (format, route) => {
     const gw = gateways.get(format)!;
-    await rawPost(gw.url, route, body(route)); // warm-up (ts-node compiles on first use)
+    await rawPost(gw.url, route, body(route)); // warm-up (the first request compiles the path)
     await sleep(300);
     loopSinceLast(format);
     const health = watchHealth(gw.url);
