@@ -29,7 +29,7 @@ interface Side {
   // The stage functions are called with stand-in objects: their exact types differ between builds.
   /* eslint-disable @typescript-eslint/no-explicit-any -- loaded from another build by path; shapes are duck-typed stand-ins */
   Turn: new (x: any, sink: any) => unknown;
-  clientSink: (x: any) => { commit(): void; close(): number };
+  clientSink: (x: any) => { commit(): void; close(): number; settled?(): Promise<void> };
   decodeUpstream: (x: any, upRes: any, turn: any, sink: any) => Promise<void>;
   createStreamReader: (format: string) => unknown;
   Logger: new (level: string) => unknown;
@@ -126,6 +126,7 @@ async function once(side: Side, api: Api, frames: Buffer[], perRead: number): Pr
   }
   upRes.emit('end');
   await done;
+  await sink.settled?.(); // as src/gateway/exchange.ts: held pieces are written before the end
   sink.close();
   return { writes, bytes };
 }

@@ -42,6 +42,19 @@ export class TextRuns {
     return this.runs[0] ?? '';
   }
 
+  /**
+   * The text as its flat runs so far (each ≤ RUN pieces), not joined: for a writer that sends the
+   * runs one after another (one multi-MB string costs a large-object copy; the Responses encoder's
+   * closing frames). The array is this object's own: read it, do not keep or change it.
+   */
+  flatRuns(): readonly string[] {
+    if (this.pending.length > 0) {
+      this.runs.push(this.pending.join(''));
+      this.pending.length = 0;
+    }
+    return this.runs;
+  }
+
   clear(): void {
     this.runs = [];
     this.pending.length = 0;

@@ -1,6 +1,6 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
-import { UsageCounter, openaiErrorType, randomId } from './openaiCommon';
+import { BASE62, UsageCounter, openaiErrorType, randomChars, randomId } from './openaiCommon';
 import { TextRuns } from '../textRuns';
 import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
 
@@ -44,6 +44,24 @@ export interface ResponsesEncodeOptions {
 }
 
 type Item = Record<string, unknown> & { type: string; id: string };
+
+/**
+ * The item being written. Its text is kept JSON-escaped (the inside of `JSON.stringify(delta)`,
+ * which the delta frame computes anyway), in flat runs (TextRuns), for the `.done` events and the
+ * final response: a stream's closing frames then need no JSON.stringify of the whole text (each
+ * made a fresh ~text-sized string that the socket write had to flatten again; on a 100k-delta flood
+ * the closing frames were a third of the route's CPU). A delta ending in a high surrogate holds it
+ * back (`held`) until the next delta shows whether it is half of a pair: `JSON.stringify` escapes a
+ * lone surrogate but writes a pair as is, so escaped halves must not be joined.
+ */
+interface OpenItem {
+  item: Item;
+  kind: 'reasoning' | 'message';
+  escaped: TextRuns;
+  held?: string;
+  signature?: string;
+  deltaHead?: string;
+}
 export type ResponsesEvent = Record<string, unknown> & { type: string };
 
 /** OutputEvent → Responses stream event objects; shared by the SSE encoder and the body builder. */
@@ -55,8 +73,13 @@ export class ResponsesEventBuilder {
   private readonly clientTool: ResponsesEncodeOptions['clientTool'];
   private seq = 0;
   private readonly items: Item[] = [];
-  /** The item being written; its text is kept for the `.done` events and the final response (TextRuns: flat runs, not one object per delta). */
-  private open: { item: Item; kind: 'reasoning' | 'message'; text: TextRuns; signature?: string; deltaHead?: string } | undefined;
+  private open: OpenItem | undefined;
+  /**
+   * Set by the SSE encoder (`useStandIns`): a closed item's text is put into the event objects as a
+   * stand-in string (`\u0000sluice-text-<nonce>-<n>`) and `resolveInto` puts the escaped text's runs
+   * in its place in the JSON of a frame. Unset (the body builder), items carry the text itself.
+   */
+  private standIns: { mark: string; jsonMark: string; texts: (readonly string[])[] } | undefined;
   private _terminated = false;
   private started = false;
   status: 'in_progress' | 'completed' | 'incomplete' | 'failed' = 'in_progress';
@@ -109,13 +132,52 @@ export class ResponsesEventBuilder {
   deltaFrame(kind: 'text' | 'thinking', text: string): string | undefined {
     const o = this.open;
     if (this._terminated || text.length === 0 || o === undefined || o.kind !== (kind === 'text' ? 'message' : 'reasoning')) return undefined;
-    o.text.add(text);
+    const quoted = JSON.stringify(text);
+    keep(o, text, quoted);
     // Everything up to the delta is the same for every delta of the open item: built once per item.
     o.deltaHead ??=
       kind === 'text'
         ? `${TEXT_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"content_index":0,"delta":`
         : `${SUMMARY_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"summary_index":0,"delta":`;
-    return `${o.deltaHead}${JSON.stringify(text)}${kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":'}${this.seq++}}\n\n`;
+    return `${o.deltaHead}${quoted}${kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":'}${this.seq++}}\n\n`;
+  }
+
+  /** Closed items' texts as stand-ins from now on (the SSE encoder: `resolveInto` each frame's JSON). */
+  useStandIns(): void {
+    if (this.standIns !== undefined) return;
+    const mark = `\u0000sluice-text-${randomChars(BASE62, 24)}-`;
+    this.standIns = { mark, jsonMark: JSON.stringify(mark).slice(0, -1), texts: [] };
+  }
+
+  /** Back to the texts themselves in the items (for a writer that serializes the objects itself). */
+  dropStandIns(): void {
+    const s = this.standIns;
+    if (s === undefined) return;
+    this.standIns = undefined;
+    const real = (t: unknown): unknown => (typeof t === 'string' && t.startsWith(s.mark) ? JSON.parse(`"${s.texts[Number(t.slice(s.mark.length))]!.join('')}"`) : t);
+    for (const item of this.items) {
+      const parts = item.type === 'reasoning' ? item.summary : item.type === 'message' ? item.content : undefined;
+      if (Array.isArray(parts)) for (const p of parts as { text: unknown }[]) p.text = real(p.text);
+    }
+  }
+
+  /**
+   * The JSON of an event with each stand-in replaced by its escaped text (as JSON.stringify writes
+   * it), appended to `parts` as strings: the texts themselves, never a copy joined with the rest.
+   */
+  resolveInto(json: string, parts: string[]): void {
+    const s = this.standIns;
+    const mark = s?.jsonMark; // the stand-ins' start as JSON writes it
+    let at = mark === undefined ? -1 : json.indexOf(mark);
+    let from = 0;
+    while (at >= 0) {
+      const end = json.indexOf('"', at + mark!.length);
+      parts.push(json.slice(from, at + 1));
+      for (const run of s!.texts[Number(json.slice(at + mark!.length, end))]!) parts.push(run); // not spread: a long text has many runs
+      from = end;
+      at = json.indexOf(mark!, from);
+    }
+    parts.push(from === 0 ? json : json.slice(from));
   }
 
   private ev(out: ResponsesEvent[], e: ResponsesEvent): void {
@@ -142,7 +204,7 @@ export class ResponsesEventBuilder {
       case 'thinking':
         if (e.text.length === 0) break;
         this.openItem(out, 'reasoning');
-        this.open!.text.add(e.text);
+        keep(this.open!, e.text, JSON.stringify(e.text));
         this.ev(out, { type: 'response.reasoning_summary_text.delta', item_id: this.open!.item.id, output_index: this.items.length, summary_index: 0, delta: e.text });
         break;
       case 'thinking.signature':
@@ -151,7 +213,7 @@ export class ResponsesEventBuilder {
       case 'text':
         if (e.text.length === 0) break;
         this.openItem(out, 'message');
-        this.open!.text.add(e.text);
+        keep(this.open!, e.text, JSON.stringify(e.text));
         this.ev(out, { type: 'response.output_text.delta', item_id: this.open!.item.id, output_index: this.items.length, content_index: 0, delta: e.text, logprobs: [] });
         break;
       case 'tool_use': {
@@ -215,12 +277,12 @@ export class ResponsesEventBuilder {
     const output_index = this.items.length;
     if (kind === 'reasoning') {
       const item: Item = { type: 'reasoning', id: randomId('rs_'), summary: [] };
-      this.open = { item, kind, text: new TextRuns() };
+      this.open = { item, kind, escaped: new TextRuns() };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.reasoning_summary_part.added', item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
     } else {
       const item: Item = { type: 'message', id: randomId('msg_'), role: 'assistant', status: 'in_progress', content: [] };
-      this.open = { item, kind, text: new TextRuns() };
+      this.open = { item, kind, escaped: new TextRuns() };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.content_part.added', item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
     }
@@ -232,7 +294,12 @@ export class ResponsesEventBuilder {
     this.open = undefined;
     const output_index = this.items.length;
     const id = o.item.id;
-    const text = o.text.toString();
+    if (o.held !== undefined) o.escaped.add(JSON.stringify(o.held).slice(1, -1));
+    let text: string;
+    if (this.standIns !== undefined) {
+      text = `${this.standIns.mark}${this.standIns.texts.length}`;
+      this.standIns.texts.push(o.escaped.flatRuns());
+    } else text = JSON.parse(`"${o.escaped.toString()}"`) as string;
     let item: Item;
     if (o.kind === 'reasoning') {
       const part = { type: 'summary_text', text };
@@ -251,6 +318,53 @@ export class ResponsesEventBuilder {
   }
 }
 
+/**
+ * Closing-frame pieces: 32 Ki chars stays under V8's regular-object limit (128 KiB) even when the
+ * text is two bytes a char, so a piece is flattened and encoded in the young generation.
+ */
+const TAIL_PIECE = 32 * 1024;
+
+/** `parts` joined and cut into strings of ≤ `size` chars, never between the halves of a surrogate pair. */
+function cutPieces(parts: readonly string[], size: number): string[] {
+  const pieces: string[] = [];
+  let cur = '';
+  for (const p of parts) {
+    let at = 0;
+    while (at < p.length) {
+      let end = Math.min(p.length, at + size - cur.length);
+      if (end < p.length && end - at > 1) {
+        const c = p.charCodeAt(end - 1);
+        if (c >= 0xd800 && c <= 0xdbff) end--;
+      }
+      cur += at === 0 && end === p.length ? p : p.slice(at, end);
+      at = end;
+      if (cur.length >= size - 1) {
+        pieces.push(cur);
+        cur = '';
+      }
+    }
+  }
+  if (cur.length > 0) pieces.push(cur);
+  return pieces;
+}
+
+/** Keep a delta's text escaped (`quoted` = JSON.stringify(text)); see OpenItem. */
+function keep(o: OpenItem, text: string, quoted: string): void {
+  if (o.held !== undefined) {
+    text = o.held + text;
+    quoted = JSON.stringify(text);
+    o.held = undefined;
+  }
+  const last = text.charCodeAt(text.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) {
+    o.held = text.slice(-1);
+    text = text.slice(0, -1);
+    if (text.length === 0) return;
+    quoted = JSON.stringify(text);
+  }
+  o.escaped.add(quoted.slice(1, -1));
+}
+
 const TEXT_DELTA_HEAD = 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":';
 const SUMMARY_DELTA_HEAD = 'event: response.reasoning_summary_text.delta\ndata: {"type":"response.reasoning_summary_text.delta","item_id":';
 
@@ -263,31 +377,70 @@ export class ResponsesSseEncoder {
    */
   private q?: PieceQueue;
   private piecewise = false;
+  /**
+   * Closing frames longer than TAIL_PIECE chars (a long item's text, repeated by three `.done`
+   * events and `response.completed`), when the consumer drains pieces: the pieces after the first,
+   * for `more()`. One string of several MB costs the socket write a flat copy in V8's large-object
+   * space (~5 ns/byte on this machine, 20-30 ms for a 100k-delta text's closing frames); pieces under
+   * the regular-object limit cost ~0.3 ns/byte (bench/textPath.ts, docs/benchmarks.md).
+   */
+  private tail: string[] = [];
+  private tailAt = 0;
   constructor(opts: ResponsesEncodeOptions = {}) {
     this.b = new ResponsesEventBuilder(opts);
+    this.b.useStandIns();
   }
   start(): string {
-    return frames(this.b.start());
+    return this.frames(this.b.start());
   }
   /** The consumer drains with `more()` while `pending` (see AnthropicSseEncoder.enablePieces). */
   enablePieces(): void {
     this.piecewise = true;
   }
   get pending(): boolean {
-    return this.q !== undefined && this.q.pending;
+    return (this.q !== undefined && this.q.pending) || this.tailAt < this.tail.length;
   }
   more(): string {
+    if (this.tailAt < this.tail.length) {
+      const piece = this.tail[this.tailAt++]!;
+      if (this.tailAt === this.tail.length) {
+        this.tail = [];
+        this.tailAt = 0;
+      }
+      return piece;
+    }
     return this.q !== undefined ? this.q.next() : '';
   }
   push(ev: OutputEvent): string {
     if (this.piecewise && (this.q !== undefined || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
+      if (this.q === undefined) this.b.dropStandIns(); // the queue serializes the objects itself
       const q = (this.q ??= new PieceQueue());
       const e0 = ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: q.alias(ev.argsParts) } : ev;
       for (const e of this.b.push(e0)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
       return q.next();
     }
-    if (ev.type === 'text' || ev.type === 'thinking') return this.b.deltaFrame(ev.type, ev.text) ?? frames(this.b.push(ev));
-    return frames(this.b.push(ev));
+    if (ev.type === 'text' || ev.type === 'thinking') return this.b.deltaFrame(ev.type, ev.text) ?? this.frames(this.b.push(ev));
+    return this.frames(this.b.push(ev));
+  }
+  private frames(events: ResponsesEvent[]): string {
+    const parts: string[] = [];
+    let chars = 0;
+    for (const e of events) {
+      const n = parts.length;
+      parts.push(`event: ${e.type}\ndata: `);
+      this.b.resolveInto(JSON.stringify(e), parts);
+      parts.push('\n\n');
+      for (let i = n; i < parts.length; i++) chars += parts[i]!.length;
+    }
+    if (!this.piecewise || chars <= 2 * TAIL_PIECE) {
+      let s = '';
+      for (const p of parts) s += p;
+      return s;
+    }
+    const pieces = cutPieces(parts, TAIL_PIECE);
+    this.tail = pieces;
+    this.tailAt = 1;
+    return pieces[0]!;
   }
   ping(): string {
     return this.b.terminated || this.pending ? '' : ': ping\n\n';
@@ -295,12 +448,6 @@ export class ResponsesSseEncoder {
   get terminated(): boolean {
     return this.b.terminated;
   }
-}
-
-function frames(events: ResponsesEvent[]): string {
-  let s = '';
-  for (const e of events) s += `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
-  return s;
 }
 
 /** The non-streaming Response object, or the error when the sequence failed. */

@@ -5,7 +5,7 @@
  * character), lone surrogates, a reasoning item with a signature. Pinned as literal frames (random
  * ids masked) so a faster encoder can prove the wire did not move: the OpenAI SDK and Codex parse it.
  */
-import { ResponsesSseEncoder } from '../../src/encode/responsesSse';
+import { ResponsesSseEncoder, toResponsesBody } from '../../src/encode/responsesSse';
 import type { OutputEvent } from '../../src/release/output';
 
 const EVENTS: OutputEvent[] = [
@@ -72,4 +72,84 @@ test('the same stream written in one push per event and in any split gives the s
   const tail = (s: string): string => mask(s.slice(s.indexOf('event: response.output_text.done'))).replace(/"sequence_number":\d+/g, '');
   expect(tail(b)).toBe(tail(a));
   expect(a).toContain('"text":"a\\"\\\\\u2028\ud83d\ude00\\u0001z"');
+});
+
+/** Ids are random per encoder: number them by first appearance. */
+function sameIds(s: string): string {
+  const seen = new Map<string, string>();
+  return s.replace(/"(msg_|call_|fc_|resp_|rs_)[A-Za-z0-9]+"/g, (m) => {
+    if (!seen.has(m)) seen.set(m, `"id${seen.size}"`);
+    return seen.get(m)!;
+  });
+}
+
+/** Drain an encoder that writes pieces; the pieces as written. */
+function drained(enc: ResponsesSseEncoder, events: OutputEvent[]): string[] {
+  const out = [enc.start()];
+  for (const e of events) {
+    out.push(enc.push(e));
+    while (enc.pending) out.push(enc.more());
+  }
+  return out;
+}
+
+describe('closing frames of a long text, written in pieces', () => {
+  const N = 100_000;
+  // Every pair split across two deltas; then pairs nearly everywhere a piece could be cut, at both parities.
+  const deltas: OutputEvent[] = Array.from({ length: N }, (_, i) => ({ type: 'text', text: i % 2 === 0 ? '\ud83d' : i % 1000 === 1 ? '\ude00"é\n' : '\ude00' }));
+  const events: OutputEvent[] = [{ type: 'thinking', text: 'plan \ud83d' }, { type: 'thinking', text: '\ude00' }, ...deltas, { type: 'end', finish: 'stop', released: 0 }];
+
+  test('the same bytes as one string; every piece under 32 Ki chars, UTF-8 of each piece = UTF-8 of the whole', () => {
+    const whole = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    const want = whole.start() + events.map((e) => whole.push(e)).join('');
+    const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    enc.enablePieces();
+    const pieces = drained(enc, events);
+    expect(pieces.length).toBeGreaterThan(N + 10);
+    const got = pieces.join('');
+    expect(sameIds(got)).toBe(sameIds(want));
+    const closing = pieces.slice(N + 3);
+    for (const p of closing) expect(p.length).toBeLessThanOrEqual(32 * 1024);
+    // A piece never ends between the halves of a pair (a socket would write U+FFFD for each half).
+    expect(Buffer.concat(pieces.map((p) => Buffer.from(p))).equals(Buffer.from(got))).toBe(true);
+    expect(got).not.toContain('sluice-text');
+    expect(enc.pending).toBe(false);
+    expect(enc.more()).toBe('');
+  });
+
+  test('the text in response.completed is the text of the deltas', () => {
+    const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    enc.enablePieces();
+    const got = drained(enc, events).join('');
+    const completed = JSON.parse(/event: response.completed\ndata: (.*)\n\n$/.exec(got)![1]!) as { response: { output: { content?: { text: string }[]; summary?: { text: string }[] }[] } };
+    const [reasoning, message] = completed.response.output;
+    expect(reasoning!.summary![0]!.text).toBe('plan \ud83d\ude00');
+    expect(message!.content![0]!.text).toBe(deltas.map((d) => (d.type === 'text' ? d.text : '')).join(''));
+  });
+});
+
+test('a huge call after a text item: the queued frames carry the texts, not stand-ins (same bytes as one string)', () => {
+  const args = JSON.stringify({ data: 'x'.repeat(300 * 1024) });
+  const events: OutputEvent[] = [
+    { type: 'text', text: 'before "\ud83d' },
+    { type: 'text', text: '\ude00"' },
+    { type: 'tool_use', index: 0, backendId: 'b', name: 'write', input: JSON.parse(args) as Record<string, unknown>, argsText: args, repaired: false },
+    { type: 'text', text: 'after \\ \u2028' },
+    { type: 'end', finish: 'tool_calls', released: 1 },
+  ];
+  const whole = new ResponsesSseEncoder({ model: 'm', created: 1 });
+  const want = whole.start() + events.map((e) => whole.push(e)).join('');
+  const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
+  enc.enablePieces();
+  const got = drained(enc, events).join('');
+  expect(got).not.toContain('sluice-text');
+  expect(sameIds(got)).toBe(sameIds(want));
+  expect(want).toContain('"text":"before \\"\ud83d\ude00\\""');
+});
+
+test('the body builder: split pairs joined, lone surrogates kept', () => {
+  const r = toResponsesBody([{ type: 'text', text: 'a\ud83d' }, { type: 'text', text: '\ude00b\ud800' }, { type: 'text', text: 'c' }, { type: 'end', finish: 'stop', released: 0 }], { model: 'm' });
+  expect(r.ok).toBe(true);
+  const output = (r.body as { output: { content: { text: string }[] }[] }).output;
+  expect(output[0]!.content[0]!.text).toBe('a\ud83d\ude00b\ud800c');
 });
