@@ -176,6 +176,10 @@ async function main(): Promise<void> {
     rows.push('', '| inbound API | now ÷ baseline |', '|---|---:|');
     for (const api of APIS) rows.push(`| ${api} | × ${(median(cpu[`now ${api}`]!) / median(cpu[`${sides[1]!.name} ${api}`]!)).toFixed(2)} |`);
   }
+  if (APIS.includes('messages') && APIS.includes('responses')) {
+    rows.push('', '| side | responses ÷ messages |', '|---|---:|');
+    for (const side of sides) rows.push(`| ${side.name} | × ${(median(cpu[`${side.name} responses`]!) / median(cpu[`${side.name} messages`]!)).toFixed(2)} |`);
+  }
   const os = await import('node:os');
   console.log(`${frames.length} upstream chunks per request, ${perRead} per read, ${rounds} rounds; load ${os.loadavg()[0]!.toFixed(1)}\n\n${rows.join('\n')}`);
 }

@@ -417,10 +417,22 @@ export class ResponsesSseEncoder {
       const q = (this.q ??= new PieceQueue());
       const e0 = ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: q.alias(ev.argsParts) } : ev;
       for (const e of this.b.push(e0)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
-      return q.next();
+      return this.tailAt < this.tail.length ? '' : q.next(); // after the held closing pieces (`more`)
     }
-    if (ev.type === 'text' || ev.type === 'thinking') return this.b.deltaFrame(ev.type, ev.text) ?? this.frames(this.b.push(ev));
+    if (ev.type === 'text' || ev.type === 'thinking') {
+      const frame = this.b.deltaFrame(ev.type, ev.text);
+      if (frame !== undefined) return this.tailAt < this.tail.length ? this.hold([frame]) : frame;
+    }
     return this.frames(this.b.push(ev));
+  }
+  /** Text after held pieces waits behind them: added to the last piece while it has room (`more`). */
+  private hold(pieces: readonly string[]): string {
+    const t = this.tail;
+    for (const p of pieces) {
+      if (t[t.length - 1]!.length + p.length <= TAIL_PIECE) t[t.length - 1] += p;
+      else t.push(p);
+    }
+    return '';
   }
   private frames(events: ResponsesEvent[]): string {
     const parts: string[] = [];
@@ -432,12 +444,15 @@ export class ResponsesSseEncoder {
       parts.push('\n\n');
       for (let i = n; i < parts.length; i++) chars += parts[i]!.length;
     }
-    if (!this.piecewise || chars <= 2 * TAIL_PIECE) {
+    const held = this.tailAt < this.tail.length;
+    if (!this.piecewise || (!held && chars <= 2 * TAIL_PIECE)) {
       let s = '';
       for (const p of parts) s += p;
       return s;
     }
+    // Held pieces go first: what follows them waits its turn behind them.
     const pieces = cutPieces(parts, TAIL_PIECE);
+    if (held) return this.hold(pieces);
     this.tail = pieces;
     this.tailAt = 1;
     return pieces[0]!;

@@ -153,3 +153,23 @@ test('the body builder: split pairs joined, lone surrogates kept', () => {
   const output = (r.body as { output: { content: { text: string }[] }[] }).output;
   expect(output[0]!.content[0]!.text).toBe('a\ud83d\ude00b\ud800c');
 });
+
+describe('held closing pieces keep their place when more events come before the consumer drains', () => {
+  const long: OutputEvent[] = Array.from({ length: 30_000 }, (_, i) => ({ type: 'text', text: `w${i} "\ud83d\ude00" ` }));
+  const args = JSON.stringify({ data: 'y'.repeat(300 * 1024) });
+  const call = (name: string, argsText: string): OutputEvent => ({ type: 'tool_use', index: 0, backendId: name, name, input: JSON.parse(argsText) as Record<string, unknown>, argsText, repaired: false });
+  test.each([
+    ['a call after a long text', [...long, call('read', '{"p":1}'), { type: 'end', finish: 'tool_calls', released: 1 }]],
+    ['a huge call after a long text', [...long, call('write', args), { type: 'text', text: 'then' }, { type: 'end', finish: 'tool_calls', released: 1 }]],
+    ['two long texts around a call', [...long, call('read', '{"p":1}'), ...long, { type: 'error', error: { type: 'api_error', message: 'cut' } }]],
+  ] as [string, OutputEvent[]][])('%s: drained at the end = one string', (_name, events) => {
+    const whole = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    const want = whole.start() + events.map((e) => whole.push(e)).join('');
+    const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    enc.enablePieces();
+    let got = enc.start();
+    for (const e of events) got += enc.push(e);
+    while (enc.pending) got += enc.more();
+    expect(sameIds(got)).toBe(sameIds(want));
+  });
+});
