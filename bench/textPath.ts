@@ -77,6 +77,8 @@ async function once(side: Side, api: Api, frames: Buffer[], perRead: number): Pr
     destroyed: false,
     writableFinished: false,
     writeHead: () => undefined,
+    cork: () => undefined,
+    uncork: () => undefined,
     write: (text: string) => {
       writes++;
       bytes += Buffer.from(text).length; // a socket encodes the string once
