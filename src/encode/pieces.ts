@@ -4,14 +4,23 @@
  * An encoder whose consumer drains it piecewise (`enablePieces()`, the gateway's SSE sink) puts
  * the frames of a call whose arguments exceed `ARG_PIECE_CHARS` — and every frame after them, so
  * the order stays — into a `PieceQueue` instead of returning them from `push`. The consumer then
- * calls `more()` (≤ about `ARG_PIECE_CHARS` of SSE text each) once per turn of the event loop,
- * respecting the client's backpressure, until `pending` is false. A frame's JSON is written exactly
- * as `JSON.stringify` writes it; a long string inside it is escaped a slice at a time (never between
- * the two halves of a surrogate pair), so one SSE frame may span several writes.
+ * calls `more()` (≤ about `PIECE_CHARS` of SSE text each) until `pending` is false, a few pieces
+ * per turn of the event loop, respecting the client's backpressure. A frame's JSON is written
+ * exactly as `JSON.stringify` writes it; a long string inside it is escaped a slice at a time (never
+ * between the two halves of a surrogate pair), so one SSE frame may span several writes.
  */
 
-/** Strings longer than this are written in slices of this many code units. */
+/** A call whose arguments are longer than this goes piecewise. */
 export const ARG_PIECE_CHARS = 256 * 1024;
+
+/**
+ * A piece's size (code units of a long string's slice, and about the most `next()` returns): its escaped
+ * text stays under V8's regular-object limit (128 KiB, i.e. 64 Ki two-byte chars) unless over half
+ * of it needs escaping. A string past that limit lives in the large-object space, where escaping,
+ * flattening and the socket write's UTF-8 length and copy cost ~5-15 ns a char instead of ~0.5:
+ * slices of 256 Ki chars cost 8 ms each (20-30 ms at worst) in a 16 MiB call's `next()`.
+ */
+export const PIECE_CHARS = 16 * 1024;
 
 /** A long JSON string being written, given as pieces: `parts[i]` from `at` is next. */
 interface LongString {
@@ -51,7 +60,7 @@ export class PieceQueue {
     if (s.length === 0) return;
     const n = this.parts.length;
     const last = n > this.head ? this.parts[n - 1] : undefined;
-    if (typeof last === 'string' && last.length + s.length <= ARG_PIECE_CHARS) this.parts[n - 1] = last + s;
+    if (typeof last === 'string' && last.length + s.length <= PIECE_CHARS) this.parts[n - 1] = last + s;
     else this.parts.push(s);
   }
 
@@ -65,7 +74,7 @@ export class PieceQueue {
   /** The next piece of output ('' when nothing is left). */
   next(): string {
     let out = '';
-    while (this.head < this.parts.length && out.length < ARG_PIECE_CHARS) {
+    while (this.head < this.parts.length && out.length < PIECE_CHARS) {
       const p = this.parts[this.head]!;
       if (typeof p === 'string') {
         out += p;
@@ -74,9 +83,9 @@ export class PieceQueue {
       }
       let slice = p.carry;
       p.carry = '';
-      while (slice.length < ARG_PIECE_CHARS && p.i < p.parts.length) {
+      while (slice.length < PIECE_CHARS && p.i < p.parts.length) {
         const s = p.parts[p.i]!;
-        const end = Math.min(s.length, p.at + ARG_PIECE_CHARS - slice.length);
+        const end = Math.min(s.length, p.at + PIECE_CHARS - slice.length);
         slice += s.slice(p.at, end);
         p.at = end;
         if (end === s.length) {
@@ -109,7 +118,7 @@ export class PieceQueue {
     if (typeof v === 'string') {
       const pieces = this.aliases?.get(v);
       if (pieces !== undefined) this.parts.push({ parts: pieces, i: 0, at: 0, carry: '', started: false });
-      else if (v.length > ARG_PIECE_CHARS) this.parts.push({ parts: [v], i: 0, at: 0, carry: '', started: false });
+      else if (v.length > PIECE_CHARS) this.parts.push({ parts: [v], i: 0, at: 0, carry: '', started: false });
       else this.text(JSON.stringify(v));
       return;
     }

@@ -19,6 +19,9 @@ import { type Exchange, ms } from './context';
 import type { Turn } from './control';
 import type { ClientSink } from './sink';
 
+/** Bytes of the backend's stream decoded per turn of the event loop at most (then it waits a turn): a few ms. */
+const TURN_BYTES = 256 * 1024;
+
 /** Feed the backend response to the turn; resolves when the exchange can finish. */
 export async function decodeUpstream(x: Exchange, upRes: http.IncomingMessage, turn: Turn, sink: ClientSink): Promise<void> {
   const d = new Decoder(x, upRes, turn, sink);
@@ -65,12 +68,14 @@ class Decoder {
     x.endForShutdown = (message) => this.cut('overloaded_error', message);
     sink.throttle = {
       pause: () => {
+        this.sinkPaused = true;
         upRes.pause();
         this.idle.pause();
       },
       resume: () => {
+        this.sinkPaused = false;
         this.idle.resume();
-        upRes.resume();
+        if (!this.yielding) upRes.resume();
       },
     };
     upRes.on('data', (chunk: Buffer) => this.data(chunk));
@@ -114,6 +119,13 @@ class Decoder {
     this.sink.flush();
   };
 
+  /** The sink asked for the backend to wait (the client is not reading, or a huge call's pieces drain). */
+  private sinkPaused = false;
+  /** The backend waits for the next turn of the event loop (see `yieldTurn`). */
+  private yielding = false;
+  /** Bytes decoded since the event loop last got a turn. */
+  private turnBytes = 0;
+
   /** The kept chunks → the reader → the turn (the idle clock hears bytes that are more than SSE comments). */
   private decodeParts(): void {
     const parts = this.parts;
@@ -123,7 +135,29 @@ class Decoder {
     if (sseProgress(bytes)) this.idle.touch();
     this.feed(this.reader.write(bytes, this.evs));
     this.evs.length = 0;
+    this.yieldTurn(bytes.length);
   }
+
+  /**
+   * libuv reads a readable socket up to 32 times (64 KiB each) in one turn of the event loop, and
+   * each read is decoded in its own microtask: a backend writing as fast as the gateway reads (one
+   * huge event, issue 18) got ~2 MiB decoded per turn, 30-70 ms with no timer, no /health and no
+   * other client in between. Past TURN_BYTES the backend is paused until the next turn (`setImmediate`).
+   */
+  private yieldTurn(n: number): void {
+    if (this.turnBytes === 0) setImmediate(this.turnOver);
+    this.turnBytes += n;
+    if (this.turnBytes < TURN_BYTES || this.yielding || this.done) return;
+    this.yielding = true;
+    this.upRes.pause();
+  }
+
+  private readonly turnOver = (): void => {
+    this.turnBytes = 0;
+    if (!this.yielding) return;
+    this.yielding = false;
+    if (!this.sinkPaused && !this.done) this.upRes.resume();
+  };
 
   private feed(evs0: StreamEvent[]): void {
     // A call that begins after the backend's finish (or after [DONE]) is not another block.

@@ -42,6 +42,9 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
+/** SSE text written per turn of the event loop while a huge call's pieces drain (a few ms of work). */
+const STEP_CHARS = 256 * 1024;
+
 class SseSink implements ClientSink {
   throttle?: { pause(): void; resume(): void };
   private out = '';
@@ -97,8 +100,8 @@ class SseSink implements ClientSink {
   }
 
   /**
-   * The encoder holds a huge call's frames (src/encode/pieces.ts): one piece per turn of the event
-   * loop (≤ ~256 KiB of SSE text), waiting for the client's drain when its socket is full; the
+   * The encoder holds a huge call's frames (src/encode/pieces.ts): a few pieces per turn of the
+   * event loop (≤ ~STEP_CHARS of SSE text), waiting for the client's drain when its socket is full; the
    * backend stays paused until the last piece is written, so what follows keeps its place.
    */
   private drainPieces(): void {
@@ -123,8 +126,16 @@ class SseSink implements ClientSink {
         res.on('close', go);
         return;
       }
-      this.out += this.enc.more!();
-      this.flush();
+      // Up to STEP_CHARS per turn, each piece its own write: one string joined from them would
+      // be a large object again (see PIECE_CHARS in src/encode/pieces.ts).
+      res.cork();
+      for (let chars = 0; chars < STEP_CHARS && this.enc.pending === true && !this.blocked; ) {
+        const piece = this.enc.more!();
+        chars += piece.length + 1;
+        this.out += piece;
+        this.flush();
+      }
+      res.uncork();
       setImmediate(step);
     };
     setImmediate(step);

@@ -220,7 +220,7 @@ beforeAll(async () => {
   // Plain node on the cached transpile of the sources (test/journal/childBuild.ts): a ts-node child
   // compiles for seconds; one at a time so the children do not starve this 2-core machine.
   const cli = CLI ?? path.join(buildForChildren(), 'src/cli/main.js');
-  const env = CLI ? {} : { NODE_PATH: path.join(__dirname, '../../../node_modules') };
+  const env: Record<string, string> = CLI ? {} : { NODE_PATH: path.join(__dirname, '../../../node_modules') };
   for (const f of BACKENDS) {
     const gw = await spawnGateway(
       ['--upstream', upstream.url, '--upstream-format', f, '--port', '0', '--idle-timeout', '20000', '--log-level', 'warn'],
