@@ -1,7 +1,7 @@
 /**
  * A long text built from many small pieces (a token stream's deltas), for code that must keep the
- * whole text to the end of a stream (the turn's history in src/engine/controller.ts, the Responses
- * encoder's `.done` events and final response in src/encode/responsesSse.ts).
+ * whole text to the end of a stream (the turn's history in src/engine/controller.ts; the Responses
+ * encoder keeps its item text the same way, JSON-escaped: EscapedRuns in src/encode/responsesSse.ts).
  *
  * A rope (`text += piece`) or an array of the pieces keeps one small heap object per delta alive for
  * the whole stream, and every young-generation GC copies the ones made since the last: on a
@@ -40,19 +40,6 @@ export class TextRuns {
     }
     if (this.runs.length > 1) this.runs = [this.runs.join('')];
     return this.runs[0] ?? '';
-  }
-
-  /**
-   * The text as its flat runs so far (each ≤ RUN pieces), not joined: for a writer that sends the
-   * runs one after another (one multi-MB string costs a large-object copy; the Responses encoder's
-   * closing frames). The array is this object's own: read it, do not keep or change it.
-   */
-  flatRuns(): readonly string[] {
-    if (this.pending.length > 0) {
-      this.runs.push(this.pending.join(''));
-      this.pending.length = 0;
-    }
-    return this.runs;
   }
 
   clear(): void {

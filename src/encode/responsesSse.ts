@@ -1,7 +1,6 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
 import { BASE62, UsageCounter, openaiErrorType, randomChars, randomId } from './openaiCommon';
-import { TextRuns } from '../textRuns';
 import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
 
 /**
@@ -46,19 +45,14 @@ export interface ResponsesEncodeOptions {
 type Item = Record<string, unknown> & { type: string; id: string };
 
 /**
- * The item being written. Its text is kept JSON-escaped (the inside of `JSON.stringify(delta)`,
- * which the delta frame computes anyway), in flat runs (TextRuns), for the `.done` events and the
- * final response: a stream's closing frames then need no JSON.stringify of the whole text (each
- * made a fresh ~text-sized string that the socket write had to flatten again; on a 100k-delta flood
- * the closing frames were a third of the route's CPU). A delta ending in a high surrogate holds it
- * back (`held`) until the next delta shows whether it is half of a pair: `JSON.stringify` escapes a
- * lone surrogate but writes a pair as is, so escaped halves must not be joined.
+ * The item being written. Its text is kept for the `.done` events and the final response as
+ * EscapedRuns: JSON-escaped flat runs, so a stream's closing frames need no JSON.stringify of the
+ * whole text (each made a fresh text-sized string that the socket write had to flatten again).
  */
 interface OpenItem {
   item: Item;
   kind: 'reasoning' | 'message';
-  escaped: TextRuns;
-  held?: string;
+  escaped: EscapedRuns;
   signature?: string;
   deltaHead?: string;
 }
@@ -132,14 +126,13 @@ export class ResponsesEventBuilder {
   deltaFrame(kind: 'text' | 'thinking', text: string): string | undefined {
     const o = this.open;
     if (this._terminated || text.length === 0 || o === undefined || o.kind !== (kind === 'text' ? 'message' : 'reasoning')) return undefined;
-    const quoted = JSON.stringify(text);
-    keep(o, text, quoted);
+    o.escaped.add(text);
     // Everything up to the delta is the same for every delta of the open item: built once per item.
     o.deltaHead ??=
       kind === 'text'
         ? `${TEXT_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"content_index":0,"delta":`
         : `${SUMMARY_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"summary_index":0,"delta":`;
-    return `${o.deltaHead}${quoted}${kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":'}${this.seq++}}\n\n`;
+    return `${o.deltaHead}${JSON.stringify(text)}${kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":'}${this.seq++}}\n\n`;
   }
 
   /** Closed items' texts as stand-ins from now on (the SSE encoder: `resolveInto` each frame's JSON). */
@@ -204,7 +197,7 @@ export class ResponsesEventBuilder {
       case 'thinking':
         if (e.text.length === 0) break;
         this.openItem(out, 'reasoning');
-        keep(this.open!, e.text, JSON.stringify(e.text));
+        this.open!.escaped.add(e.text);
         this.ev(out, { type: 'response.reasoning_summary_text.delta', item_id: this.open!.item.id, output_index: this.items.length, summary_index: 0, delta: e.text });
         break;
       case 'thinking.signature':
@@ -213,7 +206,7 @@ export class ResponsesEventBuilder {
       case 'text':
         if (e.text.length === 0) break;
         this.openItem(out, 'message');
-        keep(this.open!, e.text, JSON.stringify(e.text));
+        this.open!.escaped.add(e.text);
         this.ev(out, { type: 'response.output_text.delta', item_id: this.open!.item.id, output_index: this.items.length, content_index: 0, delta: e.text, logprobs: [] });
         break;
       case 'tool_use': {
@@ -277,12 +270,12 @@ export class ResponsesEventBuilder {
     const output_index = this.items.length;
     if (kind === 'reasoning') {
       const item: Item = { type: 'reasoning', id: randomId('rs_'), summary: [] };
-      this.open = { item, kind, escaped: new TextRuns() };
+      this.open = { item, kind, escaped: new EscapedRuns() };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.reasoning_summary_part.added', item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
     } else {
       const item: Item = { type: 'message', id: randomId('msg_'), role: 'assistant', status: 'in_progress', content: [] };
-      this.open = { item, kind, escaped: new TextRuns() };
+      this.open = { item, kind, escaped: new EscapedRuns() };
       this.ev(out, { type: 'response.output_item.added', output_index, item });
       this.ev(out, { type: 'response.content_part.added', item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
     }
@@ -294,12 +287,11 @@ export class ResponsesEventBuilder {
     this.open = undefined;
     const output_index = this.items.length;
     const id = o.item.id;
-    if (o.held !== undefined) o.escaped.add(JSON.stringify(o.held).slice(1, -1));
     let text: string;
     if (this.standIns !== undefined) {
       text = `${this.standIns.mark}${this.standIns.texts.length}`;
       this.standIns.texts.push(o.escaped.flatRuns());
-    } else text = JSON.parse(`"${o.escaped.toString()}"`) as string;
+    } else text = JSON.parse(`"${o.escaped.flatRuns().join('')}"`) as string;
     let item: Item;
     if (o.kind === 'reasoning') {
       const part = { type: 'summary_text', text };
@@ -348,21 +340,42 @@ function cutPieces(parts: readonly string[], size: number): string[] {
   return pieces;
 }
 
-/** Keep a delta's text escaped (`quoted` = JSON.stringify(text)); see OpenItem. */
-function keep(o: OpenItem, text: string, quoted: string): void {
-  if (o.held !== undefined) {
-    text = o.held + text;
-    quoted = JSON.stringify(text);
-    o.held = undefined;
+/**
+ * A long text from many deltas, kept JSON-escaped (the inside of `JSON.stringify(text)`) in flat
+ * runs: every RUN deltas are joined and escaped together (one JSON.stringify per run, none per
+ * delta; the deltas are held for at most RUN of them, as src/textRuns.ts does). A run that ends in a high
+ * surrogate carries it to the next: `JSON.stringify` escapes a lone surrogate but writes a pair as
+ * is, so the halves of a pair must be escaped together.
+ */
+class EscapedRuns {
+  private static readonly RUN = 256;
+  private readonly runs: string[] = [];
+  private readonly pending: string[] = [];
+  private carry = '';
+
+  add(text: string): void {
+    const p = this.pending;
+    p.push(text);
+    if (p.length >= EscapedRuns.RUN) this.run(false);
   }
-  const last = text.charCodeAt(text.length - 1);
-  if (last >= 0xd800 && last <= 0xdbff) {
-    o.held = text.slice(-1);
-    text = text.slice(0, -1);
-    if (text.length === 0) return;
-    quoted = JSON.stringify(text);
+
+  /** The escaped runs (the text is complete: a surrogate carried last is escaped alone). */
+  flatRuns(): readonly string[] {
+    this.run(true);
+    return this.runs;
   }
-  o.escaped.add(quoted.slice(1, -1));
+
+  private run(last: boolean): void {
+    let raw = this.carry + this.pending.join('');
+    this.pending.length = 0;
+    this.carry = '';
+    const c = raw.charCodeAt(raw.length - 1);
+    if (!last && c >= 0xd800 && c <= 0xdbff) {
+      this.carry = raw.slice(-1);
+      raw = raw.slice(0, -1);
+    }
+    if (raw.length > 0) this.runs.push(JSON.stringify(raw).slice(1, -1));
+  }
 }
 
 const TEXT_DELTA_HEAD = 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":';

@@ -173,3 +173,20 @@ describe('held closing pieces keep their place when more events come before the 
     expect(sameIds(got)).toBe(sameIds(want));
   });
 });
+
+test.each([false, true])('a pair split where the kept text is cut into runs (every 256 deltas) is written whole (body: %s)', (body) => {
+  // Delta 255 is a high surrogate: the first run ends between the halves of a pair.
+  const deltas: OutputEvent[] = [{ type: 'text', text: 'x' }, ...Array.from({ length: 600 }, (_, i): OutputEvent => ({ type: 'text', text: i % 2 === 0 ? '\ud83d' : '\ude00' }))];
+  const want = 'x' + '\ud83d\ude00'.repeat(300);
+  const events: OutputEvent[] = [...deltas, { type: 'end', finish: 'stop', released: 0 }];
+  if (body) {
+    const r = toResponsesBody(events, { model: 'm' });
+    expect((r.body as { output: { content: { text: string }[] }[] }).output[0]!.content[0]!.text).toBe(want);
+    return;
+  }
+  const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
+  const sse = enc.start() + events.map((e) => enc.push(e)).join('');
+  const done = /event: response.output_text.done\ndata: (.*)\n\n/.exec(sse)![1]!;
+  expect(done).toContain(`"text":"${want}"`); // raw pairs, no \ud83d escapes
+  expect((JSON.parse(done) as { text: string }).text).toBe(want);
+});
