@@ -45,6 +45,13 @@ const SSE_HEADERS = {
 /** SSE text written per turn of the event loop while a huge call's pieces drain (a few ms of work). */
 const STEP_CHARS = 256 * 1024;
 
+/**
+ * Output kept for one write at most (code units): a longer string would be one of V8's large
+ * objects (over 128 KiB; two-byte text doubles the bytes), whose flattening and socket write cost
+ * ~10× more per char. A burst of backend reads (after a pause) used to build such strings.
+ */
+const WRITE_CHARS = 32 * 1024;
+
 class SseSink implements ClientSink {
   throttle?: { pause(): void; resume(): void };
   private out = '';
@@ -77,16 +84,37 @@ class SseSink implements ClientSink {
 
   push(e: OutputEvent): void {
     this.out += this.enc.push(e);
+    if (this.out.length >= WRITE_CHARS && this.enc.pending !== true) this.writeAhead();
+  }
+
+  /** Too much output for one string: write it now, corked, so `flush` sends it with the rest in one go. */
+  private corked = false;
+  private writeAhead(): void {
+    const { res } = this.x;
+    if (res.destroyed || this.x.clientGone) return;
+    if (!this.corked) {
+      res.cork();
+      this.corked = true;
+    }
+    if (this.writes++ === 0) this.x.obs.firstClientByte();
+    res.write(this.out);
+    this.out = '';
   }
 
   flush(): void {
-    if (this.out.length === 0) return;
+    const { res } = this.x;
+    const corked = this.corked;
+    this.corked = false;
     const text = this.out;
     this.out = '';
-    const { res } = this.x;
-    if (res.destroyed || this.x.clientGone) return;
+    if (text.length === 0 || res.destroyed || this.x.clientGone) {
+      if (corked) res.uncork();
+      return;
+    }
     if (this.writes++ === 0) this.x.obs.firstClientByte();
-    if (!res.write(text) && !this.blocked) {
+    const ok = res.write(text);
+    if (corked) res.uncork();
+    if (!ok && !this.blocked) {
       // Backpressure: stop reading the backend until the client drains (the decode stage also
       // stops the idle clock: a slow reader is not a silent backend).
       this.blocked = true;
