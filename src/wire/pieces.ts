@@ -441,8 +441,11 @@ export class PieceDecoder implements SsePieceSink {
     if (this.st !== St.Bad && from < n) this.collect(from === 0 ? text : text.slice(from));
   }
 
-  /** Inside a collected string: find its end (a quote that no backslash escapes). */
-  private string(text: string, i: number): number {
+  /**
+   * The index of the quote that ends the string being read (`text.length` when it goes on past
+   * this text); a backslash that ends the text is kept in `esc` for the next piece.
+   */
+  private quoteAt(text: string, i: number): number {
     const n = text.length;
     let j = i;
     let esc = this.esc;
@@ -456,6 +459,13 @@ export class PieceDecoder implements SsePieceSink {
       else if (c === QUOTE) break;
     }
     this.esc = esc;
+    return j;
+  }
+
+  /** Inside a collected string: find its end (a quote that no backslash escapes). */
+  private string(text: string, i: number): number {
+    const n = text.length;
+    const j = this.quoteAt(text, i);
     if (this.strKey) {
       if (this.keyText.length <= MAX_NAME) this.keyText += text.slice(i, Math.min(j, i + MAX_NAME + 1));
     } else if (this.capture !== undefined) {
@@ -610,18 +620,7 @@ export class PieceDecoder implements SsePieceSink {
   /** Inside a streamed string: send what can be unescaped alone, up to its closing quote. */
   private streamString(text: string, i: number): number {
     const n = text.length;
-    let j = i;
-    let esc = this.esc;
-    for (; j < n; j++) {
-      if (esc) {
-        esc = false;
-        continue;
-      }
-      const c = text.charCodeAt(j);
-      if (c === BS) esc = true;
-      else if (c === QUOTE) break;
-    }
-    this.esc = esc;
+    const j = this.quoteAt(text, i);
     if (this.asideRaw !== undefined) {
       // An `aside` string: collected as it is while short, kept aside once it is long.
       this.asideRaw += text.slice(i, j);

@@ -11,18 +11,7 @@ import type { StreamEvent, WireFormat } from '../../src/wire/events';
 import { safeStringCut } from '../../src/wire/pieces';
 import { JsonScanner } from '../../src/args/scanner';
 import { describeFixtures, listFixtures, readFixture } from '../helpers/fixtures';
-
-/** A small seeded PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../bench/prng';
 
 function decode(format: WireFormat, chunks: readonly (string | Uint8Array)[], o: StreamReaderOptions = {}): StreamEvent[] {
   const r = createStreamReader(format, o);
@@ -34,7 +23,7 @@ function decode(format: WireFormat, chunks: readonly (string | Uint8Array)[], o:
 
 /** Splits of `text` at random sizes (1..max), as strings or as UTF-8 bytes. */
 function split(text: string, seed: number, max: number, bytes = false): (string | Uint8Array)[] {
-  const r = rng(seed);
+  const r = prng(seed);
   const src: string | Buffer = bytes ? Buffer.from(text, 'utf8') : text;
   const out: (string | Uint8Array)[] = [];
   for (let i = 0; i < src.length; ) {
@@ -108,7 +97,7 @@ function trickyString(r: () => number, n: number): string {
 
 describe('safeStringCut', () => {
   test('every prefix cut there unescapes alone, never between the halves of a pair, and holds back at most 11 chars', () => {
-    const r = rng(7);
+    const r = prng(7);
     for (let round = 0; round < 60; round++) {
       const value = trickyString(r, 40);
       const raw = rawContent(value, r);
@@ -134,7 +123,7 @@ function sse(payloads: unknown[], eventNames = false): string {
 }
 
 function bigArgs(seed: number, chars: number): string {
-  const r = rng(seed);
+  const r = prng(seed);
   return JSON.stringify({ path: '/x.ts', content: trickyString(r, chars).replace(/[\ud800-\udfff]/g, (c, i: number, s: string) => (/[\ud800-\udbff][\udc00-\udfff]/.test(s.slice(i, i + 2)) || /[\ud800-\udbff][\udc00-\udfff]/.test(s.slice(i - 1, i + 1)) ? c : 'x')), n: [1, 2.5, -3e2, true, null] });
 }
 
@@ -387,7 +376,7 @@ describe('ArgBuffer: huge arguments are read into their value as they arrive (sa
   }
 
   test('random objects with long strings (escapes, surrogates), whitespace, keys repeated and __proto__', () => {
-    const r = rng(11);
+    const r = prng(11);
     let checked = 0;
     for (let round = 0; round < 40; round++) {
       const body: Record<string, unknown> = { padding: 'p'.repeat(PIECE_PARSE_CHARS), value: randomValue(r, 0) };
@@ -405,7 +394,7 @@ describe('ArgBuffer: huge arguments are read into their value as they arrive (sa
   });
 
   test('invalid or incomplete huge arguments are judged as before', () => {
-    const r = rng(12);
+    const r = prng(12);
     const text = JSON.stringify({ a: 'x'.repeat(PIECE_PARSE_CHARS * 2), b: [1, 2] });
     expect(feed(text.slice(0, -3), r).parse().kind).toBe('incomplete');
     expect(feed(text.replace('[1,', '[1,,'), r).parse().kind).toBe('invalid');
