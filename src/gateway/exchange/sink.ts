@@ -46,9 +46,10 @@ const SSE_HEADERS = {
 const STEP_CHARS = 256 * 1024;
 
 /**
- * Output kept for one write at most (code units): a longer string would be one of V8's large
+ * Output kept as one string at most (code units): a longer string would be one of V8's large
  * objects (over 128 KiB; two-byte text doubles the bytes), whose flattening and socket write cost
- * ~10× more per char. A burst of backend reads (after a pause) used to build such strings.
+ * ~10× more per char. A burst of backend reads (after a pause) used to build such strings; past
+ * this the text is encoded to a buffer as it comes.
  */
 const WRITE_CHARS = 32 * 1024;
 
@@ -84,36 +85,29 @@ class SseSink implements ClientSink {
 
   push(e: OutputEvent): void {
     this.out += this.enc.push(e);
-    if (this.out.length >= WRITE_CHARS && this.enc.pending !== true) this.writeAhead();
+    if (this.out.length >= WRITE_CHARS && this.enc.pending !== true) {
+      this.ahead.push(Buffer.from(this.out));
+      this.out = '';
+    }
   }
 
-  /** Too much output for one string: write it now, corked, so `flush` sends it with the rest in one go. */
-  private corked = false;
-  private writeAhead(): void {
-    const { res } = this.x;
-    if (res.destroyed || this.x.clientGone) return;
-    if (!this.corked) {
-      res.cork();
-      this.corked = true;
-    }
-    if (this.writes++ === 0) this.x.obs.firstClientByte();
-    res.write(this.out);
-    this.out = '';
-  }
+  /** Output past WRITE_CHARS, encoded as it came: `flush` writes it with the rest as one buffer. */
+  private ahead: Buffer[] = [];
 
   flush(): void {
     const { res } = this.x;
-    const corked = this.corked;
-    this.corked = false;
-    const text = this.out;
+    let data: string | Buffer = this.out;
     this.out = '';
-    if (text.length === 0 || res.destroyed || this.x.clientGone) {
-      if (corked) res.uncork();
-      return;
+    if (this.ahead.length > 0) {
+      // One buffer (over 128 KiB it is its own mapping, given back when written), not many small
+      // writes: a slow client would hold them all, and freed small blocks stay in the process.
+      if (data.length > 0) this.ahead.push(Buffer.from(data));
+      data = this.ahead.length === 1 ? this.ahead[0]! : Buffer.concat(this.ahead);
+      this.ahead = [];
     }
+    if (data.length === 0 || res.destroyed || this.x.clientGone) return;
     if (this.writes++ === 0) this.x.obs.firstClientByte();
-    const ok = res.write(text);
-    if (corked) res.uncork();
+    const ok = res.write(data);
     if (!ok && !this.blocked) {
       // Backpressure: stop reading the backend until the client drains (the decode stage also
       // stops the idle clock: a slow reader is not a silent backend).
