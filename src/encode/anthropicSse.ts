@@ -396,8 +396,7 @@ export class AnthropicSseEncoder {
   push(ev: OutputEvent): string {
     if (this.piecewise && (this.pending || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
       const q = (this.q ??= new PieceQueue());
-      const e0 = ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: q.alias(ev.argsParts) } : ev;
-      for (const e of this.builder.push(e0)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
+      for (const e of this.builder.push(q.event(ev))) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
       return q.next();
     }
     // Fast path: a delta into the block that is already open is one frame, built as a string.

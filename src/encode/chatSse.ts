@@ -184,8 +184,7 @@ export class ChatSseEncoder {
     if (this.piecewise && (this.pending || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
       const q = (this.q ??= new PieceQueue());
       const was = this.b.terminated;
-      const e0 = ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: q.alias(ev.argsParts) } : ev;
-      for (const it of this.b.push(e0)) q.frame('data: ', 'error' in it ? openaiErrorBody(it.error.type || 'api_error', it.error.message) : it, '\n\n');
+      for (const it of this.b.push(q.event(ev))) q.frame('data: ', 'error' in it ? openaiErrorBody(it.error.type || 'api_error', it.error.message) : it, '\n\n');
       if (!was && this.b.terminated && ev.type === 'end') q.text('data: [DONE]\n\n');
       return q.next();
     }

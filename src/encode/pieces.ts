@@ -10,6 +10,8 @@
  * between the two halves of a surrogate pair), so one SSE frame may span several writes.
  */
 
+import type { OutputEvent } from '../release/output';
+
 /** A call whose arguments are longer than this goes piecewise. */
 export const ARG_PIECE_CHARS = 256 * 1024;
 
@@ -48,6 +50,11 @@ export class PieceQueue {
     const name = `\u0000sluice-args-${this.nonce}-${this.aliases.size}`;
     this.aliases.set(name, pieces);
     return name;
+  }
+
+  /** The event as the encoder's builder should see it: a huge call's argument text as its alias. */
+  event(ev: OutputEvent): OutputEvent {
+    return ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: this.alias(ev.argsParts) } : ev;
   }
 
   /** Something is left to write. */

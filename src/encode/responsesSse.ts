@@ -428,8 +428,7 @@ export class ResponsesSseEncoder {
     if (this.piecewise && (this.q !== undefined || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
       if (this.q === undefined) this.b.dropStandIns(); // the queue serializes the objects itself
       const q = (this.q ??= new PieceQueue());
-      const e0 = ev.type === 'tool_use' && ev.argsParts !== undefined ? { ...ev, argsText: q.alias(ev.argsParts) } : ev;
-      for (const e of this.b.push(e0)) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
+      for (const e of this.b.push(q.event(ev))) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
       return this.tailAt < this.tail.length ? '' : q.next(); // after the held closing pieces (`more`)
     }
     if (ev.type === 'text' || ev.type === 'thinking') {

@@ -40,7 +40,7 @@
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { fromTemplate, skim, type Template, templateOf } from './skim';
-import { type PathKey, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_IN_PLACE } from './pieces';
+import { type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_IN_PLACE } from './pieces';
 
 const enum Kind {
   Text,
@@ -149,7 +149,7 @@ export class AnthropicAdapter extends BaseAdapter {
 
   /** A huge event (src/wire/pieces.ts): `delta.partial_json` of a content_block_delta is argument text. */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
-    return path.length === 2 && path[0] === 'delta' && path[1] === 'partial_json' ? STRING_IN_PLACE : undefined;
+    return pathIs(path, 'delta', 'partial_json') ? STRING_IN_PLACE : undefined;
   }
 
   /**

@@ -40,7 +40,7 @@
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, textIndex, wireIndex } from './common';
-import { OBJECT_SPLIT, PIECE_DROP, PIECE_KEEP, type PieceRoute } from './pieces';
+import { ANY, OBJECT_SPLIT, type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute } from './pieces';
 
 const FILTER_REASONS = new Set([
   'SAFETY',
@@ -61,7 +61,6 @@ export function mapGeminiFinishReason(raw: string, sawCalls: boolean): FinishRea
 }
 
 type Container = Record<string, unknown> | unknown[];
-type PathKey = string | number;
 
 /** Parse `$.a.b[0]['c']` into keys; undefined when malformed. */
 export function parseJsonPath(path: string): PathKey[] | undefined {
@@ -216,14 +215,7 @@ export class GeminiAdapter extends BaseAdapter {
    * once the event has proved valid.
    */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
-    return path.length === 7 &&
-      path[6] === 'args' &&
-      path[5] === 'functionCall' &&
-      path[3] === 'parts' &&
-      path[2] === 'content' &&
-      path[0] === 'candidates'
-      ? OBJECT_SPLIT
-      : undefined;
+    return pathIs(path, 'candidates', ANY, 'content', 'parts', ANY, 'functionCall', 'args') ? OBJECT_SPLIT : undefined;
   }
 
   pieceOpen(head: Obj, path: readonly PathKey[], out: EventSink): number {

@@ -36,7 +36,7 @@
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { fromTemplate, skim, type Template, templateOf } from './skim';
-import { type PathKey, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_SPLIT } from './pieces';
+import { ANY, type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_SPLIT } from './pieces';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -251,14 +251,7 @@ export class OpenAIChatAdapter extends BaseAdapter {
    * handled at `pieceOpen`, the rest of the chunk (finish_reason, usage, later calls) at its end.
    */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
-    return path.length === 7 &&
-      path[6] === 'arguments' &&
-      path[5] === 'function' &&
-      path[3] === 'tool_calls' &&
-      path[2] === 'delta' &&
-      path[0] === 'choices'
-      ? STRING_SPLIT
-      : undefined;
+    return pathIs(path, 'choices', ANY, 'delta', 'tool_calls', ANY, 'function', 'arguments') ? STRING_SPLIT : undefined;
   }
 
   pieceOpen(head: Obj, path: readonly PathKey[], out: EventSink): number {

@@ -39,7 +39,7 @@
 import { isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { skim } from './skim';
-import { type PathKey, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_DROP, STRING_IN_PLACE } from './pieces';
+import { ANY, type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_DROP, STRING_IN_PLACE } from './pieces';
 
 interface ItemState {
   call: number;
@@ -204,11 +204,8 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
    * and are never read here.
    */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
-    const n = path.length;
-    if (n === 1) return path[0] === 'delta' || path[0] === 'arguments' ? STRING_IN_PLACE : undefined;
-    if (n === 2) return path[0] === 'item' && path[1] === 'arguments' ? STRING_IN_PLACE : undefined;
-    if (n === 4 && path[0] === 'response' && path[1] === 'output' && path[3] === 'arguments') return STRING_DROP;
-    return undefined;
+    if (pathIs(path, 'delta') || pathIs(path, 'arguments') || pathIs(path, 'item', 'arguments')) return STRING_IN_PLACE;
+    return pathIs(path, 'response', 'output', ANY, 'arguments') ? STRING_DROP : undefined;
   }
 
   /**

@@ -44,6 +44,16 @@ import type { SsePieceSink } from './sse';
 
 export type PathKey = string | number;
 
+/** Any key at this position of a `pathIs` pattern (an array position, in the adapters' routes). */
+export const ANY = Symbol('any key');
+
+/** `path` is `pattern`, key for key (`ANY` matches any key): the adapters' `pieceRoute` tests. */
+export function pathIs(path: readonly PathKey[], ...pattern: readonly (string | typeof ANY)[]): boolean {
+  if (path.length !== pattern.length) return false;
+  for (let i = 0; i < pattern.length; i++) if (pattern[i] !== ANY && path[i] !== pattern[i]) return false;
+  return true;
+}
+
 /** Where a value at a path is argument text (see the module comment). */
 export interface PieceRoute {
   readonly kind: 'string' | 'object';
