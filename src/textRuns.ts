@@ -9,7 +9,7 @@
  * way through the gateway. Here every RUN pieces are joined into one flat string, usually before a
  * collection sees them, so the stream keeps one object per RUN deltas.
  */
-const RUN = 256;
+export const RUN = 256;
 
 export class TextRuns {
   private runs: string[] = [];

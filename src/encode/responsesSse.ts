@@ -2,6 +2,7 @@ import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
 import { BASE62, UsageCounter, openaiErrorType, randomChars, randomId } from './openaiCommon';
 import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
+import { RUN } from '../textRuns';
 
 /**
  * OutputEvent sequence → OpenAI Responses streaming events (`ResponsesSseEncoder`, SSE with
@@ -348,7 +349,6 @@ function cutPieces(parts: readonly string[], size: number): string[] {
  * is, so the halves of a pair must be escaped together.
  */
 class EscapedRuns {
-  private static readonly RUN = 256;
   private readonly runs: string[] = [];
   private readonly pending: string[] = [];
   private carry = '';
@@ -356,7 +356,7 @@ class EscapedRuns {
   add(text: string): void {
     const p = this.pending;
     p.push(text);
-    if (p.length >= EscapedRuns.RUN) this.run(false);
+    if (p.length >= RUN) this.run(false);
   }
 
   /** The escaped runs (the text is complete: a surrogate carried last is escaped alone). */
