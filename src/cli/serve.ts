@@ -458,19 +458,22 @@ export async function run(argv: string[]): Promise<number> {
     options.textAdapter = factory;
   }
   const host = options.host ?? '127.0.0.1';
-  if (!isLoopback(host) && json) logger.warn('exposed', { host, exposure: exposure(host), auth: options.apiKeys ? 'keys' : options.noAuth ? 'none' : 'unset' });
-  else if (!isLoopback(host) && level !== 'silent')
+  // Exposure warnings for a configuration that starts; without keys or --no-auth startGateway
+  // refuses it with one line of its own.
+  const authSet = options.apiKeys !== undefined || options.noAuth === true;
+  if (!isLoopback(host) && authSet && json) logger.warn('exposed', { host, exposure: exposure(host), auth: options.apiKeys ? 'keys' : 'none' });
+  else if (!isLoopback(host) && authSet && level !== 'silent')
     process.stderr.write(
       `sluice serve: warning: --host ${host} exposes the gateway to ${exposure(host)}` +
-        (options.apiKeys ? ' (client API keys required)\n' : options.noAuth ? ' WITHOUT client authentication (--no-auth)\n' : '\n'),
+        (options.apiKeys ? ' (client API keys required)\n' : ' WITHOUT client authentication (--no-auth)\n'),
     );
   const opsHost = options.ops?.host;
-  if (opsHost !== undefined && !isLoopback(opsHost)) {
-    if (json) logger.warn('exposed', { opsHost, exposure: exposure(opsHost), auth: options.apiKeys ? 'keys' : options.noAuth ? 'none' : 'unset' });
+  if (opsHost !== undefined && !isLoopback(opsHost) && authSet) {
+    if (json) logger.warn('exposed', { opsHost, exposure: exposure(opsHost), auth: options.apiKeys ? 'keys' : 'none' });
     else if (level !== 'silent')
       process.stderr.write(
         `sluice serve: warning: --ops-host ${opsHost} exposes /health, /readyz and /metrics to ${exposure(opsHost)}` +
-          (options.apiKeys ? ' (/metrics needs a client API key)\n' : options.noAuth ? ' WITHOUT client authentication (--no-auth)\n' : '\n'),
+          (options.apiKeys ? ' (/metrics needs a client API key)\n' : ' WITHOUT client authentication (--no-auth)\n'),
       );
   }
   // OpenTelemetry only when OTEL_* asked for it: startOtel loads the SDK, nothing else does.

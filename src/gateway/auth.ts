@@ -51,15 +51,15 @@ export function parseApiKeys(v: string | undefined): string[] {
 
 /**
  * The auth the gateway runs with. Throws a one-line configuration error when a non-loopback bind
- * has neither keys nor an explicit `noAuth` (`flag` names the bind flag in it; default `--host`).
- * Returns undefined when no check is needed.
+ * has neither keys nor an explicit `noAuth` (`flag` names the bind flag in it, default `--host`;
+ * `what` what the bind exposes, default "the gateway"). Returns undefined when no check is needed.
  */
-export function resolveAuth(opts: { host: string; apiKeys?: string[]; noAuth?: boolean; flag?: string }): AuthConfig | undefined {
+export function resolveAuth(opts: { host: string; apiKeys?: string[]; noAuth?: boolean; flag?: string; what?: string }): AuthConfig | undefined {
   const keys = opts.apiKeys ?? [];
   if (keys.length > 0) return { digests: keys.map(digest) };
   if (opts.noAuth || isLoopback(opts.host)) return undefined;
   throw new Error(
-    `${opts.flag ?? '--host'} ${opts.host} exposes the gateway to ${exposure(opts.host)}: set --api-key (or SLUICE_API_KEY), or pass --no-auth to run without client authentication`,
+    `${opts.flag ?? '--host'} ${opts.host} exposes ${opts.what ?? 'the gateway'} to ${exposure(opts.host)}: set --api-key (or SLUICE_API_KEY), or pass --no-auth to run without client authentication`,
   );
 }
 

@@ -65,13 +65,14 @@ const OVER_CAP =
  * requests, or one that never sent a request line); only when every socket is busy is the new
  * one refused (503 overloaded_error, `connection: close`). So sockets that send nothing cannot
  * lock out `/health` or real clients. `onCount`/`onRejected` feed metrics.
- * Returns the live socket set (the gateway destroys them on close).
+ * Returns the live sockets (the gateway destroys them on close) and, among them, those with no
+ * request in progress (a drain closes them at once).
  */
 export function guardConnections(
   server: http.Server,
   l: HygieneLimits,
   hooks: { onCount?: (n: number) => void; onRejected?: () => void } = {},
-): Set<Socket> {
+): { all: Set<Socket>; idle: Set<Socket> } {
   const sockets = new Set<Socket>();
   /** Sockets without a request in progress, oldest first (a Set keeps insertion order). */
   const idle = new Set<Socket>();
@@ -114,7 +115,7 @@ export function guardConnections(
       if (!s.destroyed && sockets.has(s)) idle.add(s);
     });
   });
-  return sockets;
+  return { all: sockets, idle };
 }
 
 /** Concurrency slots. `take()` returns a release function (idempotent), or undefined when full. */

@@ -45,7 +45,7 @@ export interface OpsListenerOptions {
   state: () => { active: number; bodyBudgetInUse: number; ready: boolean };
   /** Answer a `/metrics` request (main thread): the client's presented key in, the HTTP answer out. */
   metrics?: (key: string | undefined, head: boolean) => Promise<{ status: number; headers: Record<string, string>; body: string }>;
-  /** The worker failed after it started (it is gone; the main port still answers probes). */
+  /** The worker failed after it started, reported once (it is gone: its port refuses connections; the main port still answers probes). */
   onFailure?: (message: string) => void;
 }
 
@@ -162,10 +162,15 @@ export async function startOpsListener(o: OpsListenerOptions): Promise<OpsListen
   });
   worker.removeAllListeners('error');
   worker.removeAllListeners('exit');
-  worker.on('error', (err) => o.onFailure?.(err.message));
-  worker.on('exit', (code) => {
-    if (!closing) o.onFailure?.(`the operations thread exited (${code})`);
-  });
+  // A thread that throws emits 'error' and then 'exit': the failure is reported once.
+  let failed = false;
+  const fail = (message: string): void => {
+    if (closing || failed) return;
+    failed = true;
+    o.onFailure?.(message);
+  };
+  worker.on('error', (err) => fail(err.message));
+  worker.on('exit', (code) => fail(`the operations thread exited (${code})`));
   worker.on('message', (m: { type: string; id?: number; key?: string; head?: boolean }) => {
     if (m.type !== 'metrics' || !o.metrics) return;
     void o.metrics(m.key, m.head === true).then(

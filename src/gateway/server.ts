@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { InspectionEvent } from 'xstate';
 import type { AnthropicEncodeOptions } from '../encode/anthropicSse';
@@ -331,7 +331,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const server = http.createServer(httpServerOptions(limits), (req, res) => {
     void handle(req, res);
   });
-  const sockets: Set<Socket> = guardConnections(server, limits, {
+  const { all: sockets, idle: idleSockets } = guardConnections(server, limits, {
     onCount: (n) => metrics.connections.set(n),
     onRejected: () => metrics.rejectedConnections.inc(),
   });
@@ -485,7 +485,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   // The operations listener's client auth: the main port's rule for its own bind address.
   const opsAuth = options.ops
-    ? resolveAuth({ host: options.ops.host ?? DEFAULTS.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}), flag: '--ops-host' })
+    ? resolveAuth({ host: options.ops.host ?? DEFAULTS.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}), flag: '--ops-host', what: 'the operations listener (/health, /readyz, /metrics)' })
     : undefined;
 
   const urlOf = (host: string, port: number): string => {
@@ -527,6 +527,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     })();
     return closed;
   };
+  /**
+   * Close every connection with no request in progress (written-out ones at once, one still
+   * flushing its last response after it); returns how many sockets remain open.
+   */
+  const closeIdle = (): number => {
+    server.closeIdleConnections();
+    for (const s of idleSockets) {
+      idleSockets.delete(s);
+      if (s.writableLength === 0) s.destroy();
+      else s.end(() => s.destroy());
+    }
+    return sockets.size;
+  };
   let ops: Gateway['ops'];
   if (options.ops) {
     const opsHost = options.ops.host ?? DEFAULTS.host;
@@ -564,17 +577,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         metrics.draining.set(1);
         const started = drain.start(deadlineMs);
         opsListener?.beat(); // /readyz on the operations listener says 503 from now on
-        // Stop accepting; close connections that are between requests.
+        // Stop accepting; close connections that have no request in progress (between keep-alive
+        // requests, or one never sent: Node's closeIdleConnections leaves those open).
         server.close();
-        server.closeIdleConnections();
+        closeIdle();
         const ended = await started;
-        // Let finished responses flush: their connections close as they turn idle (close()
-        // destroys sockets, which would drop bytes still buffered).
+        // Let the last responses flush: their connections close as they turn idle (close()
+        // destroys sockets, which would drop bytes still buffered). Only connections with a
+        // request still in progress are waited for (up to 2 s): an idle gateway exits at once.
         const until = performance.now() + 2_000;
-        while (sockets.size > 0 && performance.now() < until) {
-          server.closeIdleConnections();
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        while (closeIdle() > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
         await close();
         return ended;
       })();

@@ -2,12 +2,13 @@
  * Hostile (and well-behaved) clients for the gateway suites and the soak, plus a child-process
  * gateway: raw sockets and raw HTTP so every byte and every pause is under the test's control.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { buildForChildren, childEnv } from '../../journal/childBuild';
 
 export interface SseFrame {
   event: string;
@@ -310,16 +311,35 @@ export interface ChildGateway {
 const ROOT = path.resolve(__dirname, '../../..');
 
 /**
- * `sluice serve ARGS` as a child process (the TypeScript sources through ts-node, no build
- * needed; or `opts.cli`, a built CLI such as dist/src/cli/main.js, without ts-node unless a
- * preload needs it). Resolves once it prints its address.
+ * How a child runs `sluice serve`: plain `node` on the cached transpile of the sources
+ * (test/journal/childBuild.ts: built once per source state, no ts-node — a ts-node child spends
+ * seconds of CPU compiling before it listens), bare imports through NODE_PATH. SLUICE_SERVE_CLI
+ * names another build's CLI instead (e.g. an older commit's transpile, to see a suite fail there).
+ */
+export function serveCommand(args: string[], env: Record<string, string> = {}): { argv: string[]; env: NodeJS.ProcessEnv } {
+  const cli = process.env.SLUICE_SERVE_CLI || path.join(buildForChildren(), 'src/cli/main.js');
+  return { argv: [cli, 'serve', ...args], env: childEnv(env) };
+}
+
+/** `sluice serve ARGS` run to its end (a start-up failure, a usage error): exit code and output. */
+export function serveSync(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): { status: number | null; stdout: string; stderr: string } {
+  const c = serveCommand(args, env);
+  const r = spawnSync(process.execPath, c.argv, { cwd: ROOT, env: c.env, encoding: 'utf8', timeout: timeoutMs });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * `sluice serve ARGS` as a child process (serveCommand; or `opts.cli`, a built CLI such as
+ * dist/src/cli/main.js). ts-node is loaded only for a `.ts` preload. Resolves once it prints its
+ * address.
  */
 export function spawnGateway(args: string[], env: Record<string, string> = {}, opts: { preload?: string[]; cli?: string } = {}): Promise<ChildGateway> {
   const preload = (opts.preload ?? []).flatMap((m) => ['-r', m]);
-  const tsNode = opts.cli === undefined || (opts.preload ?? []).some((m) => m.endsWith('.ts')) ? ['-r', 'ts-node/register/transpile-only'] : [];
-  const proc = spawn(process.execPath, [...tsNode, ...preload, opts.cli ?? path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], {
+  const tsNode = (opts.preload ?? []).some((m) => m.endsWith('.ts')) ? ['-r', 'ts-node/register/transpile-only'] : [];
+  const c = opts.cli === undefined ? serveCommand(args, env) : { argv: [opts.cli, 'serve', ...args], env: { ...process.env, ...env } };
+  const proc = spawn(process.execPath, [...tsNode, ...preload, ...c.argv], {
     cwd: ROOT,
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },
+    env: { ...c.env, TS_NODE_TRANSPILE_ONLY: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stderr: string[] = [];
