@@ -3,7 +3,8 @@
  * library).
  *
  * 1. Readiness goes false (`/readyz` answers 503) and new model requests get 503 overloaded_error.
- * 2. The listener stops accepting; idle keep-alive connections are closed.
+ * 2. The listener stops accepting; connections with no request in progress (keep-alive between
+ *    requests, never sent one, a half-sent head) are closed at once (server.ts `drain`).
  * 3. Streams in flight run to their end, up to the drain deadline.
  * 4. At the deadline, every stream still running is ended with one well-formed error event
  *    (`overloaded_error`, "the gateway is shutting down") — a non-streaming request gets the same
