@@ -15,6 +15,7 @@ const SERIAL = [
   'test/gateway/errors.test.ts',
   'test/gateway/load.test.ts',
   'test/gateway/health.test.ts', // the operations listener answers within 900 ms while the main accept queue is full
+  'test/gateway/healthProcess.test.ts', // an idle `sluice serve` child exits within 1 s of SIGTERM
   'test/hostile/engine.test.ts',
   'test/hostile/cli.test.ts',
   'test/telemetry/turn.test.ts', // shadow-mode start times within ±20 ms of a real-clock turn
