@@ -82,8 +82,23 @@ export type ToolCallEvent =
  * when its attempt is discarded or the turn is aborted, and either stops every run of the attempt,
  * so aborting the shared signal for one run aborts it exactly for the runs that are stopped anyway.
  */
-export interface AttemptAbort {
-  controller?: AbortController;
+export class AttemptAbort {
+  /*
+   * A private field: XState walks a restored snapshot's context (`reviveContext`, every new call
+   * actor starts from one) through enumerable properties, and an AbortController and its signal
+   * have a dozen (getters) to read per call.
+   */
+  #controller?: AbortController;
+
+  /** The controller for a new run: the attempt's, or a new one when there is none yet or it was aborted. */
+  forRun(): AbortController {
+    let abort = this.#controller;
+    if (abort === undefined || abort.signal.aborted) {
+      abort = this.#controller = new AbortController();
+      setMaxListeners(0, abort.signal); // every run of the attempt may listen to it (Node warns past 10)
+    }
+    return abort;
+  }
 }
 
 /** The tool run of a `running` call: its (attempt's) abort controller, and whether it has settled. */
@@ -133,7 +148,7 @@ export function isCallReady(c: Pick<ToolCallContext, 'id' | 'name' | 'outcome' |
 }
 
 function initialCallContext(input: ToolCallInput): ToolCallContext {
-  return { index: input.index, attempt: input.attempt, run: input.run, abort: input.abort ?? {}, endsWhenReady: input.endsWhenReady ?? false, id: input.id, name: input.name, repaired: false, streamEnded: false };
+  return { index: input.index, attempt: input.attempt, run: input.run, abort: input.abort ?? new AttemptAbort(), endsWhenReady: input.endsWhenReady ?? false, id: input.id, name: input.name, repaired: false, streamEnded: false };
 }
 
 /**
@@ -196,12 +211,7 @@ export const toolCallMachine = setup({
      * The signal is the attempt's (`AttemptAbort`).
      */
     runTool: ({ context, self }) => {
-      let abort = context.abort.controller;
-      if (abort === undefined || abort.signal.aborted) {
-        abort = context.abort.controller = new AbortController();
-        setMaxListeners(0, abort.signal); // every run of the attempt may listen to it (Node warns past 10)
-      }
-      const run: ToolRun = { abort, settled: false };
+      const run: ToolRun = { abort: context.abort.forRun(), settled: false };
       context.toolRun = run;
       const call: RunToolInput = {
         index: context.index,

@@ -1,9 +1,9 @@
-import { type ActorRefFrom, assign, createActor, emit, enqueueActions, setup } from 'xstate';
+import { type ActorRefFrom, assign, createActor, enqueueActions, setup } from 'xstate';
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
 import { type ArgsOutcome, type CallPhase, type CallResult, type Classification, type ReuseResults, reuseKey, type RunToolFn } from '../src/calls';
-import { type AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot, toolCallMachine } from './toolCall.machine';
+import { AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot, type ToolCallEvent, toolCallMachine } from './toolCall.machine';
 
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
@@ -45,6 +45,13 @@ export interface TurnSettings {
   reuseResults?: ReuseResults;
   /** The call actor logic (tests may pass a stub); default `toolCallMachine`. */
   callLogic?: typeof toolCallMachine;
+  /**
+   * Hears what the turn tells its embedder (`TurnEmitted`), called where the turn would emit it
+   * (the controller sets it). Unset, the turn emits its events (`actor.on`). An emitted event costs
+   * an action to resolve and execute, an inspection event and a copy of the listener list, and a
+   * call causes 2–4 of them: about a tenth of a call's CPU.
+   */
+  notify?: (event: TurnEmitted) => void;
 }
 
 export interface CallView {
@@ -265,6 +272,130 @@ const SUPPRESSED_RESULT: CallResult = {
   synthetic: 'suppressed',
 };
 
+/** What the pump sends to calls (the `enqueue` of an `enqueueActions` action). */
+interface CallSender {
+  sendTo(ref: CallRef, event: ToolCallEvent): void;
+}
+
+/**
+ * Release what the ordered prefix allows, answer invalid and problem calls, then start what may
+ * start (the `pump` action). What it tells the embedder goes to `outbox`, after what
+ * `recordStatus` / `recordDone` put there.
+ */
+function pumpCalls(context: TurnContext, enqueue: CallSender): void {
+  const outbox = context.outbox;
+  if (context.closing) return;
+  const s = context.settings;
+  const calls = context.calls;
+  const rel = decideReleases(calls, context.releaseFrontier, {
+    singleTool: s.singleTool,
+    released: context.released,
+    streamEnded: context.streamEnded,
+    seen: context.seen,
+  });
+  context.releaseFrontier = rel.frontier;
+  context.released += rel.release.length;
+  for (const i of rel.release) {
+    const v = calls[i]!;
+    v.phase = 'released';
+    v.inMessage = true;
+    outbox.push({ type: 'call.released', index: i, attempt: context.attempt });
+    // Released is the end of a call's life on the gateway: nothing more is sent to it.
+    if (s.mode === 'gateway') v.retired = true;
+    else if (v.problem || v.reused) v.settling = true;
+  }
+  for (const i of rel.suppress) {
+    const v = calls[i]!;
+    v.suppressed = true;
+    v.retired = true;
+    if (v.ref) enqueue.sendTo(v.ref, { type: 'call.discard' });
+    outbox.push({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
+  }
+  if (s.mode !== 'execute') {
+    // A plain call's actor ended when it was ready (`endsWhenReady`: sending it `call.release`
+    // and stopping it would be two more macrosteps per call, seen by nobody); an inspected call
+    // hears its release and rests in `released`, so the inspector sees every phase.
+    for (const i of rel.release) {
+      const ref = calls[i]!.ref;
+      if (ref) enqueue.sendTo(ref, { type: 'call.release' });
+    }
+    return;
+  }
+
+  // Executor: answer invalid calls, apply structured-output suppression, then start what may start.
+  const settle: Array<[number, CallResult]> = [];
+  for (const i of rel.release) {
+    const answer = calls[i]!.problem ?? calls[i]!.reused;
+    if (answer) settle.push([i, answer]);
+  }
+  for (const i of context.invalidQueue.splice(0)) {
+    const v = calls[i];
+    if (!v || v.settling || v.phase !== 'invalid') continue;
+    v.inMessage = true;
+    v.settling = true;
+    settle.push([i, INVALID_RESULT]);
+  }
+  let unrequested = context.unrequestedApprovals;
+  for (const i of rel.release) if (calls[i]!.approval === 'unrequested') unrequested++;
+  const structured =
+    context.structuredReleased || rel.release.some((i) => calls[i]!.structuredOutput === true);
+  context.structuredReleased = structured;
+  if (structured && context.streamEnded) {
+    // Rare path: sweep the released siblings once the batch is known to carry structured output.
+    for (const i of context.seen.from(context.startFrontier)) {
+      const v = calls[i];
+      if (v && !v.settling && v.phase === 'released' && !v.structuredOutput) {
+        if (v.approval === 'unrequested') unrequested--;
+        v.settling = true;
+        settle.push([i, SUPPRESSED_RESULT]);
+      }
+    }
+  }
+  const st = decideStarts(calls, context.startFrontier, {
+    streamEnded: context.streamEnded,
+    earlyStart: s.earlyStart,
+    maxConcurrent: s.maxConcurrent,
+    running: context.running,
+    unrequestedApprovals: unrequested,
+    seen: context.seen,
+  });
+  context.unrequestedApprovals = unrequested - st.requestApproval.length;
+  context.startFrontier = st.frontier;
+  context.running += st.start.length;
+  for (const i of st.requestApproval) {
+    const v = calls[i]!;
+    v.approval = 'pending';
+    outbox.push({ type: 'approval.request', index: i, attempt: context.attempt, id: v.id ?? '', name: v.name ?? '' });
+  }
+  for (const i of st.start) {
+    const v = calls[i]!;
+    v.phase = 'running';
+    v.started = true;
+    outbox.push({ type: 'tool.start', index: i, attempt: context.attempt });
+  }
+  // Per call, in order: its release (with `start` when it starts now), then a settle or a start.
+  // (Released, invalid and started calls have not ended: their actors are there.)
+  for (const i of rel.release) enqueue.sendTo(calls[i]!.ref!, { type: 'call.release', start: calls[i]!.phase === 'running' });
+  for (const [i, result] of settle) enqueue.sendTo(calls[i]!.ref!, { type: 'call.settle', result });
+  let r = 0; // both lists ascend: a merge tells which started calls were released earlier
+  for (const i of st.start) {
+    while (r < rel.release.length && rel.release[r]! < i) r++;
+    if (rel.release[r] !== i) enqueue.sendTo(calls[i]!.ref!, { type: 'call.start' });
+  }
+}
+
+/** Tell the embedder what `outbox` holds, in order: `settings.notify`, or emitted. */
+function tellOutbox(context: TurnContext, enqueue: { emit(event: TurnEmitted): void }): void {
+  const outbox = context.outbox;
+  if (outbox.length === 0) return;
+  const notify = context.settings.notify;
+  for (let k = 0; k < outbox.length; k++) {
+    if (notify) notify(outbox[k]!);
+    else enqueue.emit(outbox[k]!);
+  }
+  outbox.length = 0;
+}
+
 export const turnMachine = setup({
   types: {
     context: {} as TurnContext,
@@ -416,111 +547,12 @@ export const turnMachine = setup({
      * Release what the ordered prefix allows, answer invalid and problem calls, then start what may
      * start. Counters and cursors live in the context and are updated in place (like `calls`): an
      * `assign` would copy the whole context on every report. A call released and started in the
-     * same pump gets one event (`call.release` with `start: true`). First it emits what
-     * `recordStatus` / `recordDone` recorded (one enqueue per event instead of two).
+     * same pump gets one event (`call.release` with `start: true`). Then it tells the embedder what
+     * `recordStatus` / `recordDone` and the pump recorded (`tellOutbox`).
      */
     pump: enqueueActions(({ context, enqueue }) => {
-      const outbox = context.outbox;
-      for (let k = 0; k < outbox.length; k++) enqueue.emit(outbox[k]!);
-      outbox.length = 0;
-      if (context.closing) return;
-      const s = context.settings;
-      const calls = context.calls;
-      const rel = decideReleases(calls, context.releaseFrontier, {
-        singleTool: s.singleTool,
-        released: context.released,
-        streamEnded: context.streamEnded,
-        seen: context.seen,
-      });
-      context.releaseFrontier = rel.frontier;
-      context.released += rel.release.length;
-      for (const i of rel.release) {
-        const v = calls[i]!;
-        v.phase = 'released';
-        v.inMessage = true;
-        enqueue.emit({ type: 'call.released', index: i, attempt: context.attempt });
-        // Released is the end of a call's life on the gateway: nothing more is sent to it.
-        if (s.mode === 'gateway') v.retired = true;
-        else if (v.problem || v.reused) v.settling = true;
-      }
-      for (const i of rel.suppress) {
-        const v = calls[i]!;
-        v.suppressed = true;
-        v.retired = true;
-        if (v.ref) enqueue.sendTo(v.ref, { type: 'call.discard' });
-        enqueue.emit({ type: 'call.suppressed', index: i, attempt: context.attempt, reason: 'single_tool' });
-      }
-      if (s.mode !== 'execute') {
-        // A plain call's actor ended when it was ready (`endsWhenReady`: sending it `call.release`
-        // and stopping it would be two more macrosteps per call, seen by nobody); an inspected call
-        // hears its release and rests in `released`, so the inspector sees every phase.
-        for (const i of rel.release) {
-          const ref = calls[i]!.ref;
-          if (ref) enqueue.sendTo(ref, { type: 'call.release' });
-        }
-        return;
-      }
-
-      // Executor: answer invalid calls, apply structured-output suppression, then start what may start.
-      const settle: Array<[number, CallResult]> = [];
-      for (const i of rel.release) {
-        const answer = calls[i]!.problem ?? calls[i]!.reused;
-        if (answer) settle.push([i, answer]);
-      }
-      for (const i of context.invalidQueue.splice(0)) {
-        const v = calls[i];
-        if (!v || v.settling || v.phase !== 'invalid') continue;
-        v.inMessage = true;
-        v.settling = true;
-        settle.push([i, INVALID_RESULT]);
-      }
-      let unrequested = context.unrequestedApprovals;
-      for (const i of rel.release) if (calls[i]!.approval === 'unrequested') unrequested++;
-      const structured =
-        context.structuredReleased || rel.release.some((i) => calls[i]!.structuredOutput === true);
-      context.structuredReleased = structured;
-      if (structured && context.streamEnded) {
-        // Rare path: sweep the released siblings once the batch is known to carry structured output.
-        for (const i of context.seen.from(context.startFrontier)) {
-          const v = calls[i];
-          if (v && !v.settling && v.phase === 'released' && !v.structuredOutput) {
-            if (v.approval === 'unrequested') unrequested--;
-            v.settling = true;
-            settle.push([i, SUPPRESSED_RESULT]);
-          }
-        }
-      }
-      const st = decideStarts(calls, context.startFrontier, {
-        streamEnded: context.streamEnded,
-        earlyStart: s.earlyStart,
-        maxConcurrent: s.maxConcurrent,
-        running: context.running,
-        unrequestedApprovals: unrequested,
-        seen: context.seen,
-      });
-      context.unrequestedApprovals = unrequested - st.requestApproval.length;
-      context.startFrontier = st.frontier;
-      context.running += st.start.length;
-      for (const i of st.requestApproval) {
-        const v = calls[i]!;
-        v.approval = 'pending';
-        enqueue.emit({ type: 'approval.request', index: i, attempt: context.attempt, id: v.id ?? '', name: v.name ?? '' });
-      }
-      for (const i of st.start) {
-        const v = calls[i]!;
-        v.phase = 'running';
-        v.started = true;
-        enqueue.emit({ type: 'tool.start', index: i, attempt: context.attempt });
-      }
-      // Per call, in order: its release (with `start` when it starts now), then a settle or a start.
-      // (Released, invalid and started calls have not ended: their actors are there.)
-      for (const i of rel.release) enqueue.sendTo(calls[i]!.ref!, { type: 'call.release', start: calls[i]!.phase === 'running' });
-      for (const [i, result] of settle) enqueue.sendTo(calls[i]!.ref!, { type: 'call.settle', result });
-      let r = 0; // both lists ascend: a merge tells which started calls were released earlier
-      for (const i of st.start) {
-        while (r < rel.release.length && rel.release[r]! < i) r++;
-        if (rel.release[r] !== i) enqueue.sendTo(calls[i]!.ref!, { type: 'call.start' });
-      }
+      pumpCalls(context, enqueue);
+      tellOutbox(context, enqueue);
     }),
     grantApproval: assign(({ context, event }) => {
       const v = event.type === 'approval.granted' ? context.calls[event.index] : undefined;
@@ -564,7 +596,7 @@ export const turnMachine = setup({
       calls: () => [],
       seen: () => new CallIndexSet(),
       invalidQueue: () => [],
-      attemptAbort: () => ({}),
+      attemptAbort: () => new AttemptAbort(),
       structuredReleased: false,
       unrequestedApprovals: 0,
       releaseFrontier: 0,
@@ -577,13 +609,19 @@ export const turnMachine = setup({
       settledFrom: 0,
     }),
     nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
-    emitRetry: emit(({ context }) => ({
-      type: 'attempt.retry' as const,
-      attempt: context.attempt + 1,
-      delayMs: retryDelayMs(context.settings, context.attempt),
-      error: context.error ?? { type: 'unknown', message: 'stream error' },
-    })),
-    emitBegin: emit(({ context }) => ({ type: 'attempt.begin' as const, attempt: context.attempt })),
+    emitRetry: enqueueActions(({ context, enqueue }) => {
+      context.outbox.push({
+        type: 'attempt.retry',
+        attempt: context.attempt + 1,
+        delayMs: retryDelayMs(context.settings, context.attempt),
+        error: context.error ?? { type: 'unknown', message: 'stream error' },
+      });
+      tellOutbox(context, enqueue);
+    }),
+    emitBegin: enqueueActions(({ context, enqueue }) => {
+      context.outbox.push({ type: 'attempt.begin', attempt: context.attempt });
+      tellOutbox(context, enqueue);
+    }),
     /** onAbort 'commit': released calls keep their place with their real or an "interrupted" result. */
     commitOnAbort: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ closing: true });
@@ -603,7 +641,10 @@ export const turnMachine = setup({
       }
     }),
     setOutcome: assign((_, params: { outcome: TurnOutcome }) => ({ outcome: params.outcome })),
-    emitDone: emit(({ context }) => ({ type: 'turn.done' as const, outcome: context.outcome ?? 'done' })),
+    emitDone: enqueueActions(({ context, enqueue }) => {
+      context.outbox.push({ type: 'turn.done', outcome: context.outcome ?? 'done' });
+      tellOutbox(context, enqueue);
+    }),
   },
 }).createMachine({
   id: 'turn',
@@ -619,7 +660,7 @@ export const turnMachine = setup({
     streamEnded: false,
     closing: false,
     invalidQueue: [],
-    attemptAbort: {},
+    attemptAbort: new AttemptAbort(),
     structuredReleased: false,
     unrequestedApprovals: 0,
     settledFrom: 0,

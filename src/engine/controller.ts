@@ -287,6 +287,8 @@ export class TurnController {
       classify: opts.classify ?? DEFAULT_CLASSIFY,
       reuseResults: opts.reuseResults ?? 'safe',
       runTool: opts.runTool && ((call, signal) => (this.runHook ? this.runHook(call, signal, opts.runTool!) : opts.runTool!(call, signal))),
+      // What the turn tells the controller, called directly (not emitted: see `TurnSettings.notify`).
+      notify: (e) => this.onMachineEvent(e),
     };
     this.actor = createActor(turnMachine, {
       input: { settings, reusable: opts.reuse },
@@ -304,7 +306,6 @@ export class TurnController {
       settings.callLogic = inspectedToolCallMachine();
       return inspect(observer);
     };
-    this.actor.on('*', (e) => this.onMachineEvent(e as TurnEmitted));
     this.trace({ t: 0, kind: 'attempt.start', attempt: 1 });
     this.actor.start();
   }
