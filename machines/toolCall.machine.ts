@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { enqueueActions, sendParent, setup, type Snapshot } from 'xstate';
+import { enqueueActions, sendParent, setup, type SnapshotFrom } from 'xstate';
 import type { ArgsOutcome, CallPhase, CallResult, RunToolFn, RunToolInput } from '../src/calls';
 
 /**
@@ -149,19 +149,6 @@ export function isCallReady(c: Pick<ToolCallContext, 'id' | 'name' | 'outcome' |
 
 function initialCallContext(input: ToolCallInput): ToolCallContext {
   return { index: input.index, attempt: input.attempt, run: input.run, abort: input.abort ?? new AttemptAbort(), endsWhenReady: input.endsWhenReady ?? false, id: input.id, name: input.name, repaired: false, streamEnded: false };
-}
-
-/**
- * A new call actor's first snapshot (`streaming`, the context from its input), for
- * `createActor(toolCallMachine, { snapshot })`: XState restores it instead of computing the
- * initial state (a pre-initial snapshot, a context assign, the initial microstep and macrostep:
- * about a quarter of what a call costs on the gateway). The same state `toolCallMachine` starts in,
- * as `streaming` has no entry effect there (`announce` is a no-op); `inspectedToolCallMachine()`
- * starts the usual way, so an inspector sees its entry.
- */
-export function initialCallSnapshot(input: ToolCallInput): Snapshot<unknown> {
-  const snapshot = { status: 'active', value: 'streaming', context: initialCallContext(input), children: {}, historyValue: {} };
-  return snapshot as unknown as Snapshot<unknown>; // the persisted form XState restores (not a full MachineSnapshot)
 }
 
 /** Would the call be ready with this `call.complete`'s outcome? (Then it goes straight to `emittable`.) */
@@ -364,6 +351,32 @@ export const toolCallMachine = setup({
 });
 
 export type ToolCallMachine = typeof toolCallMachine;
+
+/**
+ * A plain call actor starts as `createActor(plainCallLogic, { src: toolCallMachine, snapshot:
+ * initialCallSnapshot(input) })`.
+ *
+ * Its first snapshot is `streaming` with the context from its input: the state `toolCallMachine`
+ * starts in, as `streaming` has no entry effect there (`announce` is a no-op;
+ * `inspectedToolCallMachine()` starts the usual way, so an inspector sees its entry). It is a copy
+ * of one snapshot resolved once (`resolveState`) with the call's own context and children.
+ * Computing the initial state (a pre-initial snapshot, a context assign, the initial microstep and
+ * macrostep) cost about a quarter of a gateway call; restoring a persisted one (state nodes, state
+ * value, tags, a walk of the context) still about a tenth.
+ *
+ * `plainCallLogic` is `toolCallMachine` without `restoreSnapshot`: XState starts an actor whose
+ * logic has none from the snapshot it is given, as it is. Everything else — transitions, the
+ * snapshot's `machine` — is `toolCallMachine`'s, and `src` names it.
+ */
+export const plainCallLogic: ToolCallMachine = Object.create(toolCallMachine, { restoreSnapshot: { value: undefined } }) as ToolCallMachine;
+
+let streamingSnapshot: SnapshotFrom<ToolCallMachine> | undefined;
+
+export function initialCallSnapshot(input: ToolCallInput): SnapshotFrom<ToolCallMachine> {
+  // XState never changes a snapshot in place: the copies may share the template's state nodes, tags and history.
+  streamingSnapshot ??= toolCallMachine.resolveState({ value: 'streaming', context: initialCallContext({ index: -1, attempt: 0 }) });
+  return { ...streamingSnapshot, context: initialCallContext(input), children: {} };
+}
 
 function statusReport({ context }: { context: ToolCallContext }, params: { phase: CallPhase }): CallStatusEvent {
   return {

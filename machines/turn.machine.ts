@@ -3,7 +3,7 @@ import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
 import { type ArgsOutcome, type CallPhase, type CallResult, type Classification, type ReuseResults, reuseKey, type RunToolFn } from '../src/calls';
-import { AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot, type ToolCallEvent, toolCallMachine } from './toolCall.machine';
+import { AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot, plainCallLogic, type ToolCallEvent, toolCallMachine } from './toolCall.machine';
 
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
@@ -446,13 +446,13 @@ export const turnMachine = setup({
       // inspected one lives through its release, so the inspector sees every phase.
       const endsWhenReady = context.settings.mode === 'gateway' && logic === toolCallMachine;
       const input = { index: event.index, attempt: context.attempt, run: context.settings.runTool, abort: context.attemptAbort, endsWhenReady, id: event.id, name: event.name };
-      // A plain call starts from its first snapshot (no initial-state computation) under one constant
+      // A plain call starts from its first snapshot as it is (`plainCallLogic`) under one constant
       // id: its done event then has one type (`xstate.done.actor.call`), which XState memoises once
       // per state node instead of once per call index ever seen. An inspected call keeps a readable
       // id (`a<attempt>-c<index>`) for the inspector.
       const ref =
         logic === toolCallMachine
-          ? createActor(logic, { parent: self, id: PLAIN_CALL_ID, input, snapshot: initialCallSnapshot(input) })
+          ? createActor(plainCallLogic, { parent: self, id: PLAIN_CALL_ID, src: toolCallMachine, input, snapshot: initialCallSnapshot(input) })
           : createActor(logic, { parent: self, id: `a${context.attempt}-c${event.index}`, input });
       context.calls[event.index] = { ref, phase: 'streaming', safe: false, approval: 'not-needed' };
       context.seen.add(event.index);
