@@ -14,14 +14,28 @@
  *   completion times. Includes timer lateness and everything the engine does on the way.
  * - dispatch latency: completion (the call's `completeMs`, taken inside `feed`) → `runTool`
  *   invoked, for every safe call, on the real clock: p50 / p99 / max. Measured over the wall
- *   runs and a burst of 2,000 calls fed as fast as possible.
+ *   runs and a burst of 2,000 calls fed as fast as possible, each as wall time and as this
+ *   process's CPU time (`process.cpuUsage`: every thread of the process, so a concurrent GC or
+ *   compiler thread counts; preemption by other processes does not).
+ *
+ * The corpus has 40 safe calls, so one pass cannot give a p99 (it is the max). The wall corpus is
+ * run `wallRounds` times (default 3: 120 calls, so p99 is the second slowest; `--rounds 5` gives
+ * 200, ~1 min more with a baseline); the `wall-corpus` row is all rounds, and
+ * `wall-corpus, round 1` is the first pass on its own (the engine's code has run only the virtual
+ * replays before it: the cold start a new process pays on its first turns). Wall-clock turn rows
+ * (turn ÷ ideal) are the first round's. Each sample also records whether a V8 GC ran inside its
+ * window (`PerformanceObserver` 'gc' entries), so the slow samples can be told apart: GC,
+ * preemption (wall − CPU), or work (CPU). `--samples` prints every corpus sample over 1 ms.
  *
  * With a baseline (`--baseline <git-ref>`, bench/baseline.ts) the dispatch latency is measured
- * for the baseline's TurnController too, in the same run: each wall turn and each burst turn runs
- * on both controllers one after the other (the same inputs, this checkout's adapters).
+ * for the baseline's TurnController too, in the same run and the same way: each wall turn and
+ * each burst turn runs on both controllers one after the other (the same inputs, this checkout's
+ * adapters), which one goes first alternating.
  *
- * Run: `node dist/bench/scheduling.js [--json] [--baseline <git-ref>]` after `npm run build`.
+ * Run: `node dist/bench/scheduling.js [--json] [--baseline <git-ref>] [--rounds N] [--samples]`
+ * after `npm run build`.
  */
+import { PerformanceObserver } from 'node:perf_hooks';
 import type { CallResult } from '../machines/toolCall.machine';
 import { CODING_TURN, EARLY_CALL } from '../scripts/make-examples';
 import { demoScript } from '../src/demo/script';
@@ -98,8 +112,30 @@ export interface SchedulingRow {
   ratio: number;
 }
 
+export type DispatchSource =
+  | 'wall-corpus'
+  | 'wall-corpus (CPU time)'
+  | 'wall-corpus, round 1'
+  | 'wall-corpus, round 1 (CPU time)'
+  | 'burst'
+  | 'burst (CPU time)';
+
+/** One completion → runTool measurement on the real clock. */
+export interface DispatchSample {
+  trace: string;
+  format: string;
+  /** Pass over the corpus, from 1. */
+  round: number;
+  /** The call's index in its turn. */
+  index: number;
+  wallMs: number;
+  cpuMs: number;
+  /** V8 GC time that overlapped the window (0 when none ran inside it). */
+  gcMs: number;
+}
+
 export interface DispatchLatency {
-  source: 'wall-corpus' | 'burst' | 'burst (CPU time)';
+  source: DispatchSource;
   calls: number;
   p50Ms: number;
   p99Ms: number;
@@ -111,6 +147,8 @@ export interface DispatchLatency {
 export interface SchedulingResult {
   rows: SchedulingRow[];
   latency: DispatchLatency[];
+  /** Every wall-corpus sample of this build and of the baseline (when there is one). */
+  samples?: { current: DispatchSample[]; baseline?: DispatchSample[] };
 }
 
 function scaleScript(s: TurnScript, k: number): TurnScript {
@@ -125,6 +163,15 @@ function scaleScript(s: TurnScript, k: number): TurnScript {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** A wall-run sample before it is placed in the corpus (trace, format, round) and GCs are matched. */
+export interface WallSample {
+  index: number;
+  wallMs: number;
+  cpuMs: number;
+  /** Window start on `performance.now()`'s time base (to match GC entries). */
+  startAbs: number;
+}
+
 /**
  * One turn on the real clock: lines fed at their time, tools are timers. Dispatch latency is
  * taken for each safe call whose tool starts inside the `feed()` of its own completing event
@@ -134,18 +181,23 @@ export async function wallRun(
   trace: Trace,
   tools: SimToolSpec[],
   Ctor: ControllerClass = TurnController,
-): Promise<{ row: Omit<SchedulingRow, 'trace'>; latencies: number[] }> {
+): Promise<{ row: Omit<SchedulingRow, 'trace'>; samples: WallSample[] }> {
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const clock = realClock();
-  const latencies: number[] = [];
-  let feeding: { index: number; at: number } | undefined;
+  const origin = performance.now();
+  const clock = realClock(origin);
+  const samples: WallSample[] = [];
+  let feeding: { index: number; at: number; cpu: NodeJS.CpuUsage } | undefined;
   const c = new Ctor({
     mode: 'execute',
     clock,
     maxAttempts: 1,
     classify: simClassifier(tools),
     runTool: (call, signal) => {
-      if (feeding && feeding.index === call.index) latencies.push(clock.now() - feeding.at);
+      if (feeding && feeding.index === call.index) {
+        const wallMs = clock.now() - feeding.at;
+        const u = process.cpuUsage(feeding.cpu);
+        samples.push({ index: call.index, wallMs, cpuMs: (u.user + u.system) / 1000, startAbs: origin + feeding.at });
+      }
       const spec = byName.get(call.name);
       return new Promise<CallResult>((resolve) => {
         const h = setTimeout(() => resolve({ ok: true, content: spec?.result ?? 'ok' }), spec?.durationMs ?? 0);
@@ -156,7 +208,10 @@ export async function wallRun(
   const adapter = createAdapter(trace.format);
   const feed = (evs: StreamEvent[]): void => {
     for (const e of evs) {
-      feeding = e.type === 'call.fragment' || e.type === 'call.complete' ? { index: e.index, at: clock.now() } : undefined;
+      if (e.type === 'call.fragment' || e.type === 'call.complete') {
+        const cpu = process.cpuUsage(); // before the clock: the syscall is outside the window
+        feeding = { index: e.index, at: clock.now(), cpu };
+      } else feeding = undefined;
       c.feed(e);
       feeding = undefined;
     }
@@ -171,8 +226,36 @@ export async function wallRun(
   const ideal = idealMs({ calls: s.calls, streamEndMs: s.streamEndMs }, tools);
   return {
     row: { format: trace.format, clock: 'wall', streamEndMs: s.streamEndMs ?? 0, turnDoneMs: s.turnDoneMs, idealMs: ideal, ratio: s.turnDoneMs / ideal },
-    latencies,
+    samples,
   };
+}
+
+/** V8 GC pauses (start on `performance.now()`'s time base, duration) from now until `stop()`. */
+function gcWatch(): { stop(): Array<[number, number]> } {
+  const seen: Array<[number, number]> = [];
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) seen.push([e.startTime, e.duration]);
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  return {
+    stop() {
+      // Entries are delivered asynchronously: take what is buffered, then disconnect.
+      for (const e of obs.takeRecords()) seen.push([e.startTime, e.duration]);
+      obs.disconnect();
+      return seen;
+    },
+  };
+}
+
+/** GC time overlapping [start, start + ms]. */
+function gcInside(gcs: Array<[number, number]>, start: number, ms: number): number {
+  let t = 0;
+  for (const [gs, gd] of gcs) {
+    const from = Math.max(gs, start);
+    const to = Math.min(gs + gd, start + ms);
+    if (to > from) t += to - from;
+  }
+  return t;
 }
 
 /**
@@ -219,7 +302,9 @@ async function burstTurn(perTurn: number, Ctor: ControllerClass, wall: number[],
   await c.done;
 }
 
-export async function benchScheduling(opts: { wallScale?: number; wall?: boolean; baselineDist?: string } = {}): Promise<SchedulingResult> {
+export async function benchScheduling(
+  opts: { wallScale?: number; wall?: boolean; wallRounds?: number; baselineDist?: string } = {},
+): Promise<SchedulingResult> {
   const Base = opts.baselineDist
     ? baselineModule<{ TurnController: ControllerClass }>(opts.baselineDist, 'src/engine/controller').TurnController
     : undefined;
@@ -241,31 +326,71 @@ export async function benchScheduling(opts: { wallScale?: number; wall?: boolean
   }
   const latency: DispatchLatency[] = [];
   const stats = (xs: number[]) => ({ calls: xs.length, p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: Math.max(...xs) });
-  const summarize = (source: DispatchLatency['source'], xs: number[], base?: number[]): DispatchLatency => ({
+  const summarize = (source: DispatchSource, xs: number[], base?: number[]): DispatchLatency => ({
     source,
     ...stats(xs),
     ...(base ? { baseline: stats(base) } : {}),
   });
+  let samples: SchedulingResult['samples'];
   if (opts.wall !== false) {
     const k = opts.wallScale ?? 0.3;
-    const lat: number[] = [];
-    const baseLat: number[] = [];
-    for (const [name, script] of Object.entries(CORPUS)) {
-      for (const format of ['openai-chat', 'anthropic'] as const) {
+    const rounds = Math.max(1, opts.wallRounds ?? 3);
+    const cur: DispatchSample[] = [];
+    const base: DispatchSample[] = [];
+    const gc = gcWatch();
+    const turns = Object.entries(CORPUS).flatMap(([name, script]) =>
+      (['openai-chat', 'anthropic'] as const).map((format) => {
         const scaled = scaleScript(script, k);
-        const trace = synthesizeTrace(format, scaled);
-        const { row, latencies } = await wallRun(trace, scaled.tools ?? []);
-        rows.push({ trace: name, ...row });
-        lat.push(...latencies);
-        if (Base) baseLat.push(...(await wallRun(trace, scaled.tools ?? [], Base)).latencies);
+        return { name, format, trace: synthesizeTrace(format, scaled), tools: scaled.tools ?? [] };
+      }),
+    );
+    const pending: Array<{ into: DispatchSample[]; name: string; format: string; round: number; xs: WallSample[] }> = [];
+    for (let round = 1; round <= rounds; round++) {
+      for (const [t, turn] of turns.entries()) {
+        // Both controllers run every turn, which one goes first alternating (neither always inherits the other's garbage).
+        const order = Base && (round + t) % 2 === 1 ? ([Base, TurnController] as const) : ([TurnController, Base] as const);
+        for (const Ctor of order) {
+          if (Ctor === undefined) continue;
+          const { row, samples: xs } = await wallRun(turn.trace, turn.tools, Ctor);
+          if (Ctor === TurnController && round === 1) rows.push({ trace: turn.name, ...row });
+          pending.push({ into: Ctor === TurnController ? cur : base, name: turn.name, format: turn.format, round, xs });
+        }
       }
     }
-    latency.push(summarize('wall-corpus', lat, Base ? baseLat : undefined));
+    const gcs = gc.stop();
+    for (const p of pending) {
+      for (const x of p.xs) {
+        p.into.push({ trace: p.name, format: p.format, round: p.round, index: x.index, wallMs: x.wallMs, cpuMs: x.cpuMs, gcMs: gcInside(gcs, x.startAbs, x.wallMs) });
+      }
+    }
+    const wallOf = (xs: DispatchSample[]) => xs.map((x) => x.wallMs);
+    const cpuOf = (xs: DispatchSample[]) => xs.map((x) => x.cpuMs);
+    const first = (xs: DispatchSample[]) => xs.filter((x) => x.round === 1);
+    latency.push(
+      summarize('wall-corpus', wallOf(cur), Base ? wallOf(base) : undefined),
+      summarize('wall-corpus (CPU time)', cpuOf(cur), Base ? cpuOf(base) : undefined),
+    );
+    if (rounds > 1) {
+      latency.push(
+        summarize('wall-corpus, round 1', wallOf(first(cur)), Base ? wallOf(first(base)) : undefined),
+        summarize('wall-corpus, round 1 (CPU time)', cpuOf(first(cur)), Base ? cpuOf(first(base)) : undefined),
+      );
+    }
+    samples = { current: cur, ...(Base ? { baseline: base } : {}) };
   }
   fullGc();
   const [b, bb] = await burst(2000, 10, Base ? [TurnController, Base] : [TurnController]);
   latency.push(summarize('burst', b!.wall, bb?.wall), summarize('burst (CPU time)', b!.cpu, bb?.cpu));
-  return { rows, latency };
+  return { rows, latency, ...(samples ? { samples } : {}) };
+}
+
+/** What the corpus samples over 1 ms were: a GC inside the window, preemption (wall − CPU ≥ 0.25 ms), or neither (work). */
+export function slowSampleSummary(xs: DispatchSample[], overMs = 1): string {
+  const slow = xs.filter((x) => x.wallMs > overMs);
+  const gc = slow.filter((x) => x.gcMs > 0).length;
+  const pre = slow.filter((x) => x.gcMs === 0 && x.wallMs - x.cpuMs >= 0.25).length;
+  const r1 = slow.filter((x) => x.round === 1).length;
+  return `${slow.length} of ${xs.length} over ${overMs} ms (${r1} in round 1): ${gc} with a GC inside, ${pre} preempted (wall − CPU ≥ 0.25 ms, no GC), ${slow.length - gc - pre} CPU work`;
 }
 
 const f = (x: number | undefined, d = 0): string => (x === undefined ? '' : x.toFixed(d));
@@ -285,16 +410,36 @@ export function formatScheduling(r: SchedulingResult): string {
     lines.push('', '| completion → tool invoked | calls | p50 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|');
     for (const l of r.latency) lines.push(`| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} |`);
   }
+  const sm = r.samples;
+  if (sm) {
+    lines.push('', `Corpus samples: ${slowSampleSummary(sm.current)}${sm.baseline ? `; baseline ${slowSampleSummary(sm.baseline)}` : ''}.`);
+  }
   return lines.join('\n') + '\n';
 }
 
 if (require.main === module) {
-  const bi = process.argv.indexOf('--baseline');
-  const ref = bi >= 0 ? process.argv[bi + 1] : undefined;
+  const arg = (name: string): string | undefined => {
+    const i = process.argv.indexOf(name);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+  };
+  const ref = arg('--baseline');
+  const rounds = arg('--rounds') === undefined ? undefined : Number(arg('--rounds'));
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds >= 1)) {
+    process.stderr.write(`scheduling: --rounds wants a whole number ≥ 1, got ${arg('--rounds')}\n`);
+    process.exit(2);
+  }
   (ref ? resolveBaseline(ref, (s) => process.stderr.write(s)) : Promise.resolve(undefined))
-    .then((b) => benchScheduling({ baselineDist: b?.dist }))
+    .then((b) => benchScheduling({ baselineDist: b?.dist, wallRounds: rounds }))
     .then(
-    (r) => process.stdout.write(process.argv.includes('--json') ? JSON.stringify(r, null, 2) + '\n' : formatScheduling(r)),
+    (r) => {
+      if (process.argv.includes('--samples') && r.samples) {
+        const line = (side: string, x: DispatchSample) =>
+          `${side} round ${x.round} ${x.trace}/${x.format} call ${x.index}: wall ${x.wallMs.toFixed(3)} ms, CPU ${x.cpuMs.toFixed(3)} ms${x.gcMs > 0 ? `, GC ${x.gcMs.toFixed(3)} ms inside` : ''}\n`;
+        for (const x of r.samples.current) if (x.wallMs > 1) process.stderr.write(line('current', x));
+        for (const x of r.samples.baseline ?? []) if (x.wallMs > 1) process.stderr.write(line('baseline', x));
+      }
+      process.stdout.write(process.argv.includes('--json') ? JSON.stringify(r, null, 2) + '\n' : formatScheduling(r));
+    },
     (err: unknown) => {
       process.stderr.write(`scheduling: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exitCode = 1;
