@@ -4,8 +4,8 @@
  * for each inbound API, the backend response and the client response replaced by two small
  * stand-ins: the backend emits one `data` event per chunk, `--per-read` of them in one synchronous
  * burst (what Node's HTTP client does for one socket read of a chunked body), then yields; the client
- * `write` encodes the string to UTF-8 as a socket would and counts the writes. CPU of this process
- * per upstream chunk (`process.cpuUsage`), median over rounds.
+ * `write` encodes a string to UTF-8 as a socket would (a buffer is written as it is, not copied) and
+ * counts the writes. CPU of this process per upstream chunk (`process.cpuUsage`), median over rounds.
  *
  * With `--baseline <git-ref>` the same stages of that commit's build (bench/baseline.ts) run beside
  * this tree's, alternating round by round, so machine load hits both alike: read the ratio.
@@ -79,9 +79,10 @@ async function once(side: Side, api: Api, frames: Buffer[], perRead: number): Pr
     writeHead: () => undefined,
     cork: () => undefined,
     uncork: () => undefined,
-    write: (text: string) => {
+    write: (data: string | Buffer) => {
       writes++;
-      bytes += Buffer.from(text).length; // a socket encodes the string once
+      // As a socket: a string is encoded once (into storage of its own), a buffer is written as it is.
+      bytes += typeof data === 'string' ? scratch(data.length * 3).write(data) : data.length;
       return true;
     },
     end: () => {
@@ -131,6 +132,13 @@ async function once(side: Side, api: Api, frames: Buffer[], perRead: number): Pr
   await sink.settled?.(); // as src/gateway/exchange.ts: held pieces are written before the end
   sink.close();
   return { writes, bytes };
+}
+
+let scratchBuf = Buffer.alloc(0);
+/** Reused storage for the stand-in socket's string writes. */
+function scratch(bytes: number): Buffer {
+  if (scratchBuf.length < bytes) scratchBuf = Buffer.allocUnsafe(bytes);
+  return scratchBuf;
 }
 
 function median(xs: number[]): number {

@@ -6,7 +6,7 @@
  */
 import { AnthropicEventBuilder, AnthropicSseEncoder, sseFrame } from '../../src/encode/anthropicSse';
 import { ChatChunkBuilder, ChatSseEncoder } from '../../src/encode/chatSse';
-import { ResponsesEventBuilder, ResponsesSseEncoder } from '../../src/encode/responsesSse';
+import { decimal, ResponsesEventBuilder, ResponsesSseEncoder } from '../../src/encode/responsesSse';
 import type { OutputEvent } from '../../src/release/output';
 import { sequentialIds } from './helpers';
 
@@ -102,10 +102,16 @@ test('responses: a long run (past the 256-delta joins) keeps its whole text in t
   const events = sse
     .split('\n\n')
     .filter((f) => f.includes('data: '))
-    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; text?: string; response?: { output: { type: string; summary?: { text: string }[]; content?: { text: string }[] }[] } });
+    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; sequence_number: number; text?: string; response?: { output: { type: string; summary?: { text: string }[]; content?: { text: string }[] }[] } });
+  expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i)); // past 1000: decimal()
   expect(events.find((e) => e.type === 'response.reasoning_summary_text.done')?.text).toBe(thinking);
   expect(events.find((e) => e.type === 'response.output_text.done')?.text).toBe(text);
   const output = events.find((e) => e.type === 'response.completed')!.response!.output;
   expect(output[0]!.summary![0]!.text).toBe(thinking);
   expect(output[1]!.content![0]!.text).toBe(text);
+});
+
+test('responses: decimal(n) (a delta\'s sequence_number, written without the number-string cache) is String(n)', () => {
+  for (let n = 0; n < 3000; n++) expect(decimal(n)).toBe(String(n));
+  for (const n of [9999, 10000, 10001, 65535, 99999, 100000, 999999, 1000000, 1000001, 1001000, 123456789, 2 ** 31, 2 ** 53 - 1]) expect(decimal(n)).toBe(String(n));
 });
