@@ -197,7 +197,8 @@ function isSettled(v: CallView | undefined, mode: TurnMode): boolean {
  */
 export function allSettled(ctx: Pick<TurnContext, 'calls' | 'seen' | 'settings' | 'streamEnded'> & { settledFrom?: number }): boolean {
   if (!ctx.streamEnded) return false;
-  for (const i of ctx.seen.from(ctx.settledFrom ?? 0)) {
+  // `seen.next` rather than the `from` generator: this runs after every event while draining.
+  for (let i = ctx.seen.next(ctx.settledFrom ?? 0); i !== undefined; i = ctx.seen.next(i + 1)) {
     if (!isSettled(ctx.calls[i], ctx.settings.mode)) {
       if (ctx.settledFrom !== undefined) ctx.settledFrom = i;
       return false;
@@ -272,6 +273,61 @@ const SUPPRESSED_RESULT: CallResult = {
   synthetic: 'suppressed',
 };
 
+/**
+ * `complete` (payload final, not ready yet), `emittable` (with the parsed input: classify it) or
+ * `invalid`. What it tells the controller goes to `outbox`.
+ */
+function recordStatus(context: TurnContext, event: CallStatusEvent): void {
+  const v = context.calls[event.index];
+  if (!v) return;
+  if (event.phase === 'complete') {
+    if (v.phase === 'streaming') v.phase = 'complete';
+    return;
+  }
+  if (event.phase === 'emittable') {
+    recordReady(context, v, event);
+    return;
+  }
+  v.phase = event.phase;
+  if (event.id) v.id = event.id;
+  if (event.name) v.name = event.name;
+  if (event.phase === 'invalid') {
+    context.outbox.push({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
+    if (context.settings.mode === 'execute') context.invalidQueue.push(event.index);
+    else {
+      v.retired = true; // the gateway leaves an invalid call where it is, and drops a plain call's actor
+      if (v.ref?.src === toolCallMachine) v.ref = undefined;
+    }
+  }
+}
+
+/**
+ * A call actor ended (its final state ends the actor itself): resulted with its result,
+ * discarded, or (a gateway call) ready, reporting what an `emittable` report would.
+ */
+function recordDone(context: TurnContext, done: CallDone): void {
+  const v = context.calls[done.index];
+  if (!v) return;
+  v.ref = undefined; // the actor has ended: the view is all that is left of the call
+  if (done.phase === 'emittable') {
+    recordReady(context, v, done);
+    return;
+  }
+  v.phase = done.phase;
+  v.retired = true;
+  if (done.phase !== 'resulted') return;
+  v.result = done.result;
+  v.settling = false;
+  if (v.started) {
+    v.started = false;
+    context.running--;
+  }
+  if (done.result) {
+    const reused = v.reused !== undefined && done.result === v.reused;
+    context.outbox.push({ type: 'tool.result', index: done.index, attempt: done.attempt, result: done.result, ...(reused ? { reused } : {}) });
+  }
+}
+
 /** What the pump sends to calls (the `enqueue` of an `enqueueActions` action). */
 interface CallSender {
   sendTo(ref: CallRef, event: ToolCallEvent): void;
@@ -324,21 +380,25 @@ function pumpCalls(context: TurnContext, enqueue: CallSender): void {
 
   // Executor: answer invalid calls, apply structured-output suppression, then start what may start.
   const settle: Array<[number, CallResult]> = [];
+  let unrequested = context.unrequestedApprovals;
+  let structured = context.structuredReleased;
   for (const i of rel.release) {
-    const answer = calls[i]!.problem ?? calls[i]!.reused;
+    const v = calls[i]!;
+    const answer = v.problem ?? v.reused;
     if (answer) settle.push([i, answer]);
+    if (v.approval === 'unrequested') unrequested++;
+    if (v.structuredOutput === true) structured = true;
   }
-  for (const i of context.invalidQueue.splice(0)) {
+  const invalid = context.invalidQueue;
+  for (let k = 0; k < invalid.length; k++) {
+    const i = invalid[k]!;
     const v = calls[i];
     if (!v || v.settling || v.phase !== 'invalid') continue;
     v.inMessage = true;
     v.settling = true;
     settle.push([i, INVALID_RESULT]);
   }
-  let unrequested = context.unrequestedApprovals;
-  for (const i of rel.release) if (calls[i]!.approval === 'unrequested') unrequested++;
-  const structured =
-    context.structuredReleased || rel.release.some((i) => calls[i]!.structuredOutput === true);
+  invalid.length = 0;
   context.structuredReleased = structured;
   if (structured && context.streamEnded) {
     // Rare path: sweep the released siblings once the batch is known to carry structured output.
@@ -488,61 +548,21 @@ export const turnMachine = setup({
       }
     }),
     /**
-     * `complete` (payload final, not ready yet), `emittable` (with the parsed input: classify it) or
-     * `invalid`. What it tells the controller goes out with the next `pump` (`outbox`).
+     * A call's report, then the pump (`pump`): one action instead of two, as every action XState runs
+     * costs an argument object, an executor record and an inspection event, and this runs once or
+     * twice per call.
      */
-    recordStatus: ({ context, event }) => {
-      if (event.type !== 'call.status') return;
-      const v = context.calls[event.index];
-      if (!v) return;
-      if (event.phase === 'complete') {
-        if (v.phase === 'streaming') v.phase = 'complete';
-        return;
-      }
-      if (event.phase === 'emittable') {
-        recordReady(context, v, event);
-        return;
-      }
-      v.phase = event.phase;
-      if (event.id) v.id = event.id;
-      if (event.name) v.name = event.name;
-      if (event.phase === 'invalid') {
-        context.outbox.push({ type: 'call.suppressed', index: event.index, attempt: event.attempt, reason: 'invalid' });
-        if (context.settings.mode === 'execute') context.invalidQueue.push(event.index);
-        else {
-          v.retired = true; // the gateway leaves an invalid call where it is, and drops a plain call's actor
-          if (v.ref?.src === toolCallMachine) v.ref = undefined;
-        }
-      }
-    },
-    /**
-     * A call actor ended (its final state ends the actor itself): resulted with its result,
-     * discarded, or (a gateway call) ready, reporting what an `emittable` report would.
-     */
-    recordDone: ({ context, event }) => {
-      if (!('output' in event)) return;
-      const done = event.output;
-      const v = context.calls[done.index];
-      if (!v) return;
-      v.ref = undefined; // the actor has ended: the view is all that is left of the call
-      if (done.phase === 'emittable') {
-        recordReady(context, v, done);
-        return;
-      }
-      v.phase = done.phase;
-      v.retired = true;
-      if (done.phase !== 'resulted') return;
-      v.result = done.result;
-      v.settling = false;
-      if (v.started) {
-        v.started = false;
-        context.running--;
-      }
-      if (done.result) {
-        const reused = v.reused !== undefined && done.result === v.reused;
-        context.outbox.push({ type: 'tool.result', index: done.index, attempt: done.attempt, result: done.result, ...(reused ? { reused } : {}) });
-      }
-    },
+    recordStatusAndPump: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type === 'call.status') recordStatus(context, event);
+      pumpCalls(context, enqueue);
+      tellOutbox(context, enqueue);
+    }),
+    /** A call actor's end, then the pump (one action, as `recordStatusAndPump`). */
+    recordDoneAndPump: enqueueActions(({ context, event, enqueue }) => {
+      if ('output' in event) recordDone(context, event.output);
+      pumpCalls(context, enqueue);
+      tellOutbox(context, enqueue);
+    }),
     /**
      * Release what the ordered prefix allows, answer invalid and problem calls, then start what may
      * start. Counters and cursors live in the context and are updated in place (like `calls`): an
@@ -669,8 +689,8 @@ export const turnMachine = setup({
   }),
   initial: 'streaming',
   on: {
-    'call.status': { guard: 'actionableReport', actions: ['recordStatus', 'pump'] },
-    'xstate.done.actor.*': { guard: 'currentAttempt', actions: ['recordDone', 'pump'] },
+    'call.status': { guard: 'actionableReport', actions: 'recordStatusAndPump' },
+    'xstate.done.actor.*': { guard: 'currentAttempt', actions: 'recordDoneAndPump' },
     'approval.granted': { actions: ['grantApproval', 'pump'] },
     'approval.denied': { actions: ['denyApproval', 'pump'] },
   },
@@ -743,6 +763,6 @@ export function completeCall(turn: TurnActorRef, event: Extract<TurnEvent, { typ
   if (snap.value !== 'streaming') return;
   const v = snap.context.calls[event.index];
   if (v?.ref === undefined || v.retired || (v.phase !== 'streaming' && v.phase !== 'complete')) return;
-  v.ref.send({ type: 'call.complete', outcome: event.outcome, input: event.input, repaired: event.repaired });
+  v.ref.send(event); // the call's own event is this one without `index` (which it ignores): no copy
 }
 export type TurnActorRef = ActorRefFrom<TurnMachine>;

@@ -485,17 +485,20 @@ export class TurnController {
    * the tool runner all see the one unique id; a call never runs twice under one id.
    */
   private uniqueCallId(id: string, index: number): string {
-    const taken = (x: string) => this.attemptIds.has(x) || this.knownIds.has(x);
     let unique = id;
-    if (taken(id)) {
+    if (this.idTaken(id)) {
       let n = 2;
-      while (taken(`${id}_${n}`)) n++;
+      while (this.idTaken(`${id}_${n}`)) n++;
       unique = `${id}_${n}`;
       const where = this.attemptIds.has(id) ? 'by an earlier call of this turn' : 'in the conversation history';
       this.warn('duplicate_call_id', `call ${index}: id ${id} is already used ${where}; renamed to ${unique}`, index);
     }
     this.attemptIds.add(unique);
     return unique;
+  }
+
+  private idTaken(id: string): boolean {
+    return this.attemptIds.has(id) || this.knownIds.has(id);
   }
 
   private onFragment(s: Slot, text: string): void {
@@ -598,16 +601,17 @@ export class TurnController {
         // (no trim: it would copy the whole text at once; src/args/buffer.ts `trimmedParts`).
         const parts = view?.repaired ? undefined : s.buf.trimmedParts();
         const argsText = view?.repaired ? JSON.stringify(input) : parts !== undefined ? raw : raw.trim();
-        this.resolveSlot(e.index, {
+        const use: OutputEvent = {
           type: 'tool_use',
           index: e.index,
           backendId: s.id ?? '',
           name: s.name ?? '',
           input,
           argsText,
-          ...(parts !== undefined ? { argsParts: parts } : {}),
           repaired: view?.repaired ?? false,
-        });
+        };
+        if (parts !== undefined) use.argsParts = parts;
+        this.resolveSlot(e.index, use);
         this.events.emit('call.released', s.timing);
         return;
       }
@@ -627,12 +631,13 @@ export class TurnController {
       case 'call.ready': {
         if (e.attempt !== this.attempt) return;
         const s = this.slots.get(e.index);
+        const t = this.clock.now();
         if (s) {
-          s.timing.readyMs = this.clock.now();
+          s.timing.readyMs = t;
           this.events.emit('call.ready', s.timing);
         }
         this.trace({
-          t: this.clock.now(),
+          t,
           kind: 'ready',
           attempt: e.attempt,
           index: e.index,
