@@ -3,17 +3,13 @@
  * and the --inspect relay binds loopback with a per-run token unless --inspect-host exposes it.
  * Child processes: the relay's modules are ESM-only, which Jest's loader cannot import.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { type ChildGateway, spawnGateway } from './clients';
+import { type ChildGateway, serveSync, spawnGateway } from './clients';
 
 jest.setTimeout(120_000);
-
-const ROOT = path.resolve(__dirname, '../../..');
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -36,11 +32,7 @@ function lanAddress(): string | undefined {
 }
 
 test('--host 0.0.0.0 without --api-key exits 1 with one line; --no-auth starts with a warning naming the exposure', async () => {
-  const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'serve', '--upstream', 'http://127.0.0.1:9/v1', '--host', '0.0.0.0', '--port', '0'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const r = serveSync(['--upstream', 'http://127.0.0.1:9/v1', '--host', '0.0.0.0', '--port', '0']);
   expect(r.status).toBe(1);
   const lines = r.stderr.trim().split('\n').filter((l) => !l.includes('warning'));
   expect(lines).toHaveLength(1);
@@ -94,12 +86,7 @@ describe('--inspect relay', () => {
 
   test('--inspect-host 0.0.0.0 needs --api-key (exit 2, one line); with it, it is exposed with a warning', async () => {
     port = await freePort();
-    const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'serve', '--upstream', 'http://127.0.0.1:9/v1', '--port', '0', '--inspect', '--inspect-host', '0.0.0.0'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 90_000,
-      env: { ...process.env, SLUICE_INSPECT_PORT: String(port) },
-    });
+    const r = serveSync(['--upstream', 'http://127.0.0.1:9/v1', '--port', '0', '--inspect', '--inspect-host', '0.0.0.0'], { SLUICE_INSPECT_PORT: String(port) });
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/--inspect-host 0\.0\.0\.0 .*needs --api-key/);
@@ -110,11 +97,7 @@ describe('--inspect relay', () => {
 });
 
 test('serve --port 99999 is a usage error: exit 2 with one line naming the flag', () => {
-  const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'serve', '--upstream', 'http://127.0.0.1:9/v1', '--port', '99999'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
+  const r = serveSync(['--upstream', 'http://127.0.0.1:9/v1', '--port', '99999']);
   expect(r.status).toBe(2);
   expect(r.stderr.trim().split('\n')).toHaveLength(1);
   expect(r.stderr).toMatch(/--port \(or SLUICE_PORT\) must be an integer from 0 to 65535 \(got "99999"\)/);

@@ -18,8 +18,6 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import * as path from 'node:path';
-import { buildForChildren } from '../../journal/childBuild';
 import { type ChildGateway, spawnGateway, watchHealth } from './clients';
 import { loopProbeFile } from './loopProbeFile';
 
@@ -219,15 +217,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 beforeAll(async () => {
   upstream = await startUpstream();
-  // Plain node on the cached transpile of the sources (test/journal/childBuild.ts): a ts-node child
-  // compiles for seconds; one at a time so the children do not starve this 2-core machine.
-  const cli = CLI ?? path.join(buildForChildren(), 'src/cli/main.js');
-  const env: Record<string, string> = CLI ? {} : { NODE_PATH: path.join(__dirname, '../../../node_modules') };
+  // spawnGateway runs plain node on the cached transpile of the sources (test/journal/childBuild.ts);
+  // one child at a time so they do not starve this 2-core machine.
   for (const f of BACKENDS) {
     const gw = await spawnGateway(
       ['--upstream', upstream.url, '--upstream-format', f, '--port', '0', '--idle-timeout', '20000', '--log-level', 'warn'],
-      env,
-      { preload: [loopProbeFile(true)], cli },
+      {},
+      { preload: [loopProbeFile(true)], ...(CLI ? { cli: CLI } : {}) },
     );
     gateways.set(f, gw);
   }
