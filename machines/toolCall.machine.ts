@@ -192,8 +192,8 @@ export const toolCallMachine = setup({
     announce: (_, _params: { phase: CallPhase }) => undefined,
     /**
      * Entering `running` runs the tool (the runner the turn was given; fails loudly without one).
-     * Its outcome comes back as `tool.done` / `tool.error`; leaving `running` first aborts it
-     * (`stopTool`), and an outcome that arrives after that is dropped (the actor has ended or
+     * Its outcome comes back as `tool.done` / `tool.error`; leaving `running` before that aborts it
+     * (`stopTool` on `call.interrupt` and `call.discard`), and an outcome that arrives after that is dropped (the actor has ended or
      * moved on). A plain effect rather than an invoked promise actor: one actor per call, not two.
      * The signal is the attempt's (`AttemptAbort`).
      */
@@ -314,13 +314,14 @@ export const toolCallMachine = setup({
     },
     running: {
       entry: [{ type: 'announce', params: { phase: 'running' } }, 'runTool'],
-      exit: 'stopTool',
       on: {
         'tool.done': { target: 'resulted', actions: 'assignResult' },
         'tool.error': { target: 'resulted', actions: 'assignResult' },
-        // Leaving `running` any other way stops the tool: its AbortSignal fires and a late result is dropped.
-        'call.interrupt': { target: 'resulted', actions: 'assignResult' },
-        'call.discard': 'discarded',
+        // Leaving `running` any other way stops the tool: its AbortSignal fires and a late result is
+        // dropped. (On these two transitions, not as an exit action: the tool's own outcome, the
+        // usual way out, needs no stopping, and an action costs even when it does nothing.)
+        'call.interrupt': { target: 'resulted', actions: ['stopTool', 'assignResult'] },
+        'call.discard': { target: 'discarded', actions: 'stopTool' },
       },
     },
     invalid: {

@@ -343,11 +343,13 @@ function pumpCalls(context: TurnContext, enqueue: CallSender): void {
   if (context.closing) return;
   const s = context.settings;
   const calls = context.calls;
+  // Indices 0..n-1 without a gap (the usual turn): the scans step by one instead of looking up each next index.
+  const seen = context.seen.dense ? undefined : context.seen;
   const rel = decideReleases(calls, context.releaseFrontier, {
     singleTool: s.singleTool,
     released: context.released,
     streamEnded: context.streamEnded,
-    seen: context.seen,
+    seen,
   });
   context.releaseFrontier = rel.frontier;
   context.released += rel.release.length;
@@ -417,7 +419,7 @@ function pumpCalls(context: TurnContext, enqueue: CallSender): void {
     maxConcurrent: s.maxConcurrent,
     running: context.running,
     unrequestedApprovals: unrequested,
-    seen: context.seen,
+    seen,
   });
   context.unrequestedApprovals = unrequested - st.requestApproval.length;
   context.startFrontier = st.frontier;

@@ -22,6 +22,12 @@ export class CallIndexSet implements Iterable<number> {
     return this.sorted.length;
   }
 
+  /** Every index from 0 to the highest one seen is there (no gap to jump: a scan may step by one). */
+  get dense(): boolean {
+    const n = this.sorted.length;
+    return n === 0 || this.sorted[n - 1] === n - 1;
+  }
+
   add(index: number): void {
     const a = this.sorted;
     const n = a.length;

@@ -318,3 +318,34 @@ describe('completion evidence and late events', () => {
     expect(endOf(r.out)).toBeDefined();
   });
 });
+
+describe('index gaps (the pump scans step by one only while CallIndexSet.dense)', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { CallIndexSet } = require('../../src/release/rules') as typeof import('../../src/release/rules');
+
+  test('dense: every index from 0 to the highest seen is there', () => {
+    const s = new CallIndexSet();
+    expect(s.dense).toBe(true);
+    s.add(0);
+    s.add(1);
+    expect(s.dense).toBe(true);
+    s.add(3);
+    expect(s.dense).toBe(false);
+    s.add(2);
+    expect(s.dense).toBe(true);
+  });
+
+  test.each(['gateway', 'execute'] as const)('%s: a call after a gap is released (in order) once the stream ends, and the turn finishes', async (mode) => {
+    const r = drive([id(0, 'c0', 'read_file'), frag(0, '{"a":0}'), id(2, 'c2', 'read_file'), frag(2, '{"a":2}'), id(3, 'c3', 'read_file'), frag(3, '{"a":3}')], {
+      mode,
+      classify: () => ({ safe: true, needsApproval: false }),
+      runTool: (call) => Promise.resolve({ ok: true, content: String(call.index) }),
+    });
+    expect(toolUses(r.out).map((u) => u.index)).toEqual([0]); // index 1 may still appear
+    r.c.feed(end);
+    expect(toolUses(r.out).map((u) => u.index)).toEqual([0, 2, 3]);
+    const s = await r.c.done;
+    expect(s.outcome).toBe('done');
+    if (mode === 'execute') expect(s.history[1]).toMatchObject({ role: 'tool', results: [{ content: '0' }, { content: '2' }, { content: '3' }] });
+  });
+});
