@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { redact } from '../../src/cli/inspect';
+import { childCli, childEnv } from '../journal/childBuild';
 
 const ROOT = path.join(__dirname, '..', '..');
 const TRACE = path.join(ROOT, 'examples', 'early-call.anthropic.trace.jsonl');
@@ -12,8 +13,9 @@ const TRACE = path.join(ROOT, 'examples', 'early-call.anthropic.trace.jsonl');
  * load, while plain Node (≥ 20.19, require(esm)) can.
  */
 function sluice(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
+  const r = spawnSync(process.execPath, [childCli(), ...args], {
     cwd: ROOT,
+    env: childEnv(),
     encoding: 'utf8',
     timeout: 120_000,
   });

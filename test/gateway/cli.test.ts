@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { ENV, HELP, SPEC } from '../../src/cli/serve';
 import { startScriptedUpstream, turnScript } from '../../src/gateway/scripted';
 import { describeFixtures, FIXTURES_DIR, listFixtures } from '../helpers/fixtures';
+import { childCli, childEnv } from '../journal/childBuild';
 import { rawRequest, type ServeProcess, spawnServe } from './helpers';
 
 test('--help explains every flag and its environment variable', () => {
@@ -16,9 +17,9 @@ test('--help explains every flag and its environment variable', () => {
 
 test('sluice serve starts, proxies a request, and exits 0 on SIGTERM', async () => {
   const up = await startScriptedUpstream({ script: turnScript({ text: ['hi'] }) });
-  const main = path.resolve(__dirname, '../../src/cli/main.ts');
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', '--upstream', up.url, '--port', '0', '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [childCli(), 'serve', '--upstream', up.url, '--port', '0', '--log-level', 'warn'], {
     cwd: path.resolve(__dirname, '../..'),
+    env: childEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   try {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { type Gateway, type GatewayOptions, startGateway } from '../../src/gateway/server';
 import { Logger, type LogSink } from '../../src/gateway/log';
 import { type ScriptedUpstream, type ScriptedUpstreamOptions, startScriptedUpstream } from '../../src/gateway/scripted';
+import { childCli, childEnv } from '../journal/childBuild';
 
 export type RawEvent = Anthropic.Messages.RawMessageStreamEvent;
 
@@ -232,11 +233,14 @@ export interface ServeProcess {
   lines: TimedLine[];
 }
 
-/** `sluice serve ARGS` as a process (ts-node): resolves once it listens, or when it exits first. */
+/**
+ * `sluice serve ARGS` as a process (plain node on the cached transpile of the sources,
+ * test/journal/childBuild.ts: no ts-node): resolves once it listens, or when it exits first.
+ */
 export function spawnServe(args: string[]): Promise<ServeProcess> {
-  const main = path.resolve(__dirname, '../../src/cli/main.ts');
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', main, 'serve', ...args], {
+  const child = spawn(process.execPath, [childCli(), 'serve', ...args], {
     cwd: path.resolve(__dirname, '../..'),
+    env: childEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: TimedLine[] = [];

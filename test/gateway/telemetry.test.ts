@@ -15,10 +15,10 @@ import { Logger, type LogRecord, turnLogObserver } from '../../src/gateway/log';
 import { otelConfigFromEnv } from '../../src/gateway/otel';
 import { startGateway } from '../../src/gateway/server';
 import { chatChunk, type ScriptLine, startScriptedUpstream, type ScriptedUpstream } from '../../src/gateway/scripted';
+import { childCli, childEnv } from '../journal/childBuild';
 import { rawRequest } from './helpers';
 
 const ROOT = path.resolve(__dirname, '../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
 const SECRET = 'TOP-SECRET-ARGUMENT';
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
@@ -72,9 +72,9 @@ interface Serve {
 async function serve(args: string[], env: Record<string, string>, loadedFile: string): Promise<Serve> {
   const clean: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('OTEL_') && v !== undefined) clean[k] = v;
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', PRELOAD, MAIN, 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, ['-r', PRELOAD, childCli(), 'serve', '--port', '0', ...args], {
     cwd: ROOT,
-    env: { ...clean, TS_NODE_TRANSPILE_ONLY: '1', SLUICE_TEST_LOADED: loadedFile, ...env },
+    env: { ...clean, NODE_PATH: path.join(ROOT, 'node_modules'), SLUICE_TEST_LOADED: loadedFile, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -296,9 +296,9 @@ test('misconfigured OTEL_* values are one-line usage errors (exit 2) before anyt
     metrics: { url: 'http://localhost:4318/v1/metrics', protocol: 'http/json', intervalMs: 60_000 },
   });
 
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN, 'serve', '--upstream', 'http://127.0.0.1:9/v1'], {
+  const child = spawn(process.execPath, [childCli(), 'serve', '--upstream', 'http://127.0.0.1:9/v1'], {
     cwd: ROOT,
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+    env: childEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readInputText } from '../../src/cli/input';
+import { childCli, childEnv } from '../journal/childBuild';
 import { runCli } from '../helpers/cli';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -171,13 +172,14 @@ describe('hostile trace contents', () => {
 });
 
 describe('a real process: no stack trace without --debug', () => {
-  // One spawn through ts-node (transpile only): the top-level handler and the exit status are real.
+  // One spawn of the CLI (plain node on the cached transpile, test/journal/childBuild.ts): the
+  // top-level handler and the exit status are real.
   const run = (args: string[]) =>
-    spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
+    spawnSync(process.execPath, [childCli(), ...args], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 60_000,
-      env: { ...process.env, SLUICE_DEBUG: '' },
+      env: childEnv({ SLUICE_DEBUG: '' }),
     });
 
   test('a directory as the trace: exit 2, one line', () => {

@@ -69,6 +69,11 @@ export function buildForChildren(): string {
   return (built = final);
 }
 
+/** The `sluice` CLI (src/cli/main.ts) in the build: `node <it> serve …` without ts-node. */
+export function childCli(): string {
+  return path.join(buildForChildren(), 'src/cli/main.js');
+}
+
 /** Environment for a child: bare imports from this repository's node_modules. */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), ...extra };

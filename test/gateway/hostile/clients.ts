@@ -8,7 +8,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildForChildren, childEnv } from '../../journal/childBuild';
+import { childCli, childEnv } from '../../journal/childBuild';
 
 export interface SseFrame {
   event: string;
@@ -317,7 +317,7 @@ const ROOT = path.resolve(__dirname, '../../..');
  * names another build's CLI instead (e.g. an older commit's transpile, to see a suite fail there).
  */
 export function serveCommand(args: string[], env: Record<string, string> = {}): { argv: string[]; env: NodeJS.ProcessEnv } {
-  const cli = process.env.SLUICE_SERVE_CLI || path.join(buildForChildren(), 'src/cli/main.js');
+  const cli = process.env.SLUICE_SERVE_CLI || childCli();
   return { argv: [cli, 'serve', ...args], env: childEnv(env) };
 }
 
