@@ -1,7 +1,7 @@
 import type { OutputEvent } from '../release/output';
 import type { FinishReason, StreamErrorInfo } from '../wire/events';
 import { BASE62, randomChars, UsageCounter } from './openaiCommon';
-import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
+import { PiecewiseEncoder } from './pieces';
 
 /**
  * OutputEvent sequence → Anthropic Messages streaming events (SPEC §5.9), as SSE text
@@ -363,39 +363,22 @@ function deltaFrame(kind: 'text' | 'thinking', index: number, text: string): str
   return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":${delta}${JSON.stringify(text)}}}\n\n`;
 }
 
-/** OutputEvents → Anthropic SSE text, frame by frame. */
-export class AnthropicSseEncoder {
+/**
+ * OutputEvents → Anthropic SSE text, frame by frame. A huge call's frames and what follows them can
+ * be written a piece at a time (`enablePieces`, PiecewiseEncoder in pieces.ts).
+ */
+export class AnthropicSseEncoder extends PiecewiseEncoder {
   private readonly builder: AnthropicEventBuilder;
-  /** A huge call's frames and what follows them, written a piece at a time (src/encode/pieces.ts). */
-  private q?: PieceQueue;
-  private piecewise = false;
 
   constructor(opts: AnthropicEncodeOptions = {}) {
+    super();
     this.builder = new AnthropicEventBuilder(opts);
-  }
-
-  /**
-   * The consumer drains this encoder with `more()` while `pending`: a call whose arguments exceed
-   * ARG_PIECE_CHARS (and everything after it) is then returned a piece per `more()` (pieces.ts).
-   */
-  enablePieces(): void {
-    this.piecewise = true;
-  }
-
-  /** Frames are left for `more()`. */
-  get pending(): boolean {
-    return this.q !== undefined && this.q.pending;
-  }
-
-  /** The next piece of the frames left ('' when none). */
-  more(): string {
-    return this.q !== undefined ? this.q.next() : '';
   }
 
   /** SSE text for one event ('' when it produces no frame). */
   push(ev: OutputEvent): string {
-    if (this.piecewise && (this.pending || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
-      const q = (this.q ??= new PieceQueue());
+    const q = this.queueFor(ev);
+    if (q !== undefined) {
       for (const e of this.builder.push(q.event(ev))) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
       return q.next();
     }

@@ -1,7 +1,7 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
 import { chatFinishReason, UsageCounter, openaiErrorBody, randomId } from './openaiCommon';
-import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
+import { PiecewiseEncoder } from './pieces';
 
 /**
  * OutputEvent sequence → OpenAI Chat Completions, as SSE (`ChatSseEncoder`) or one
@@ -156,33 +156,21 @@ export class ChatChunkBuilder {
   }
 }
 
-/** OutputEvents → Chat Completions SSE text. */
-export class ChatSseEncoder {
+/** OutputEvents → Chat Completions SSE text (a huge call's chunks piecewise: PiecewiseEncoder, pieces.ts). */
+export class ChatSseEncoder extends PiecewiseEncoder {
   private readonly b: ChatChunkBuilder;
   /** `data: {"id":…,"choices":[{"index":0,"delta":` — the start every delta chunk of this stream shares. */
   private prefix?: string;
-  /** A huge call's chunks and what follows them, written a piece at a time (src/encode/pieces.ts). */
-  private q?: PieceQueue;
-  private piecewise = false;
   constructor(opts: ChatEncodeOptions = {}) {
+    super();
     this.b = new ChatChunkBuilder(opts);
   }
   start(): string {
     return frames(this.b.start());
   }
-  /** The consumer drains with `more()` while `pending` (see AnthropicSseEncoder.enablePieces). */
-  enablePieces(): void {
-    this.piecewise = true;
-  }
-  get pending(): boolean {
-    return this.q !== undefined && this.q.pending;
-  }
-  more(): string {
-    return this.q !== undefined ? this.q.next() : '';
-  }
   push(ev: OutputEvent): string {
-    if (this.piecewise && (this.pending || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
-      const q = (this.q ??= new PieceQueue());
+    const q = this.queueFor(ev);
+    if (q !== undefined) {
       const was = this.b.terminated;
       for (const it of this.b.push(q.event(ev))) q.frame('data: ', 'error' in it ? openaiErrorBody(it.error.type || 'api_error', it.error.message) : it, '\n\n');
       if (!was && this.b.terminated && ev.type === 'end') q.text('data: [DONE]\n\n');

@@ -156,3 +156,40 @@ export class PieceQueue {
     this.text('}');
   }
 }
+
+/**
+ * The piecewise side every SSE encoder shares (each `extends` it): after `enablePieces()` (the
+ * gateway's SSE sink), a call whose arguments exceed ARG_PIECE_CHARS, and every frame after it
+ * while the queue holds any, goes into a PieceQueue; the consumer calls `more()` while `pending`.
+ */
+export class PiecewiseEncoder {
+  protected piecewise = false;
+  protected q: PieceQueue | undefined;
+
+  /** The consumer drains this encoder with `more()` while `pending`. */
+  enablePieces(): void {
+    this.piecewise = true;
+  }
+
+  /** Frames are left for `more()`. */
+  get pending(): boolean {
+    return this.q !== undefined && this.q.pending;
+  }
+
+  /** The next piece of the frames left ('' when none). */
+  more(): string {
+    return this.q !== undefined ? this.q.next() : '';
+  }
+
+  /**
+   * The queue for `ev`'s frames, or undefined (the encoder's own path): when piecewise and the queue
+   * still holds frames (or ever made, with `sticky`), or `ev` is a call over ARG_PIECE_CHARS.
+   */
+  protected queueFor(ev: OutputEvent, sticky = false): PieceQueue | undefined {
+    if (!this.piecewise) return undefined;
+    const q = this.q;
+    if ((q !== undefined && (sticky || q.pending)) || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS)) return (this.q ??= new PieceQueue());
+    return undefined;
+  }
+}
+

@@ -1,7 +1,7 @@
 import type { OutputEvent } from '../release/output';
 import type { StreamErrorInfo } from '../wire/events';
 import { BASE62, UsageCounter, openaiErrorType, randomChars, randomId } from './openaiCommon';
-import { ARG_PIECE_CHARS, PieceQueue } from './pieces';
+import { PiecewiseEncoder } from './pieces';
 import { RUN } from '../textRuns';
 
 /**
@@ -395,15 +395,13 @@ export function decimal(n: number): string {
 const TEXT_DELTA_HEAD = 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":';
 const SUMMARY_DELTA_HEAD = 'event: response.reasoning_summary_text.delta\ndata: {"type":"response.reasoning_summary_text.delta","item_id":';
 
-/** OutputEvents → Responses SSE text (`event: <type>` + `data: <json>`). */
-export class ResponsesSseEncoder {
+/**
+ * OutputEvents → Responses SSE text (`event: <type>` + `data: <json>`). Once a call's arguments
+ * exceed ARG_PIECE_CHARS, its frames and every later one (the final response.completed carries the
+ * arguments again) are written a piece at a time (PiecewiseEncoder, pieces.ts).
+ */
+export class ResponsesSseEncoder extends PiecewiseEncoder {
   private readonly b: ResponsesEventBuilder;
-  /**
-   * Once a call's arguments exceed ARG_PIECE_CHARS, its frames and every later one (the final
-   * response.completed carries the arguments again) are written a piece at a time (pieces.ts).
-   */
-  private q?: PieceQueue;
-  private piecewise = false;
   /**
    * Closing frames longer than TAIL_PIECE chars (a long item's text, repeated by three `.done`
    * events and `response.completed`), when the consumer drains pieces: the pieces after the first,
@@ -414,20 +412,18 @@ export class ResponsesSseEncoder {
   private tail: string[] = [];
   private tailAt = 0;
   constructor(opts: ResponsesEncodeOptions = {}) {
+    super();
     this.b = new ResponsesEventBuilder(opts);
     this.b.useStandIns();
   }
   start(): string {
     return this.frames(this.b.start());
   }
-  /** The consumer drains with `more()` while `pending` (see AnthropicSseEncoder.enablePieces). */
-  enablePieces(): void {
-    this.piecewise = true;
+  override get pending(): boolean {
+    return super.pending || this.tailAt < this.tail.length;
   }
-  get pending(): boolean {
-    return (this.q !== undefined && this.q.pending) || this.tailAt < this.tail.length;
-  }
-  more(): string {
+  /** Held closing pieces first, then the queue's. */
+  override more(): string {
     if (this.tailAt < this.tail.length) {
       const piece = this.tail[this.tailAt++]!;
       if (this.tailAt === this.tail.length) {
@@ -436,12 +432,13 @@ export class ResponsesSseEncoder {
       }
       return piece;
     }
-    return this.q !== undefined ? this.q.next() : '';
+    return super.more();
   }
   push(ev: OutputEvent): string {
-    if (this.piecewise && (this.q !== undefined || (ev.type === 'tool_use' && ev.argsText.length > ARG_PIECE_CHARS))) {
-      if (this.q === undefined) this.b.dropStandIns(); // the queue serializes the objects itself
-      const q = (this.q ??= new PieceQueue());
+    const fresh = this.q === undefined;
+    const q = this.queueFor(ev, true); // once made, every later frame goes through the queue
+    if (q !== undefined) {
+      if (fresh) this.b.dropStandIns(); // the queue serializes the objects itself
       for (const e of this.b.push(q.event(ev))) q.frame(`event: ${e.type}\ndata: `, e, '\n\n');
       return this.tailAt < this.tail.length ? '' : q.next(); // after the held closing pieces (`more`)
     }
