@@ -26,6 +26,8 @@
  * (turn ÷ ideal) are the first round's. Each sample also records whether a V8 GC ran inside its
  * window (`PerformanceObserver` 'gc' entries), so the slow samples can be told apart: GC,
  * preemption (wall − CPU), or work (CPU). `--samples` prints every corpus sample over 1 ms.
+ * `alloc KiB`: the median V8 heap growth inside a window (`used_heap_size`, the probe's own
+ * objects subtracted; windows with a GC inside left out): what one dispatch allocates.
  *
  * With a baseline (`--baseline <git-ref>`, bench/baseline.ts) the dispatch latency is measured
  * for the baseline's TurnController too, in the same run and the same way: each wall turn and
@@ -36,10 +38,11 @@
  * after `npm run build`.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import type { CallResult } from '../machines/toolCall.machine';
 import { CODING_TURN, EARLY_CALL } from '../scripts/make-examples';
 import { demoScript } from '../src/demo/script';
-import { realClock } from '../src/engine/clock';
+import { type Clock, realClock } from '../src/engine/clock';
 import { TurnController } from '../src/engine/controller';
 import { idealMs, replayTrace, simClassifier } from '../src/trace/replay';
 import { SYNTH_FORMATS, synthesizeTrace, type TurnScript } from '../src/trace/synth';
@@ -48,7 +51,7 @@ import { createAdapter } from '../src/wire';
 import type { StreamEvent } from '../src/wire/events';
 import { baselineModule, resolveBaseline } from './baseline';
 import type { ControllerClass } from './lifecycle';
-import { fullGc, percentile } from './throughput';
+import { fullGc, median, percentile } from './throughput';
 
 const tools = (read: number, search: number, edit: number, extra: SimToolSpec[] = []): SimToolSpec[] => [
   { name: 'read_file', kind: 'read', durationMs: read, result: 'contents' },
@@ -132,6 +135,8 @@ export interface DispatchSample {
   cpuMs: number;
   /** V8 GC time that overlapped the window (0 when none ran inside it). */
   gcMs: number;
+  /** KiB the V8 heap grew inside the window (NaN when a GC ran inside it). */
+  allocKiB: number;
 }
 
 export interface DispatchLatency {
@@ -140,8 +145,10 @@ export interface DispatchLatency {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Median KiB allocated in a window (wall rows only). */
+  allocKiB?: number;
   /** The same measurement on the baseline build, in the same run. */
-  baseline?: { calls: number; p50Ms: number; p99Ms: number; maxMs: number };
+  baseline?: { calls: number; p50Ms: number; p99Ms: number; maxMs: number; allocKiB?: number };
 }
 
 export interface SchedulingResult {
@@ -168,8 +175,42 @@ export interface WallSample {
   index: number;
   wallMs: number;
   cpuMs: number;
+  allocBytes: number;
   /** Window start on `performance.now()`'s time base (to match GC entries). */
   startAbs: number;
+}
+
+/** A dispatch window's start: CPU time, heap size, clock (the clock last, so the probes are outside the wall time). */
+interface Window {
+  cpu: NodeJS.CpuUsage;
+  heap: number;
+  t: number;
+}
+
+function openWindow(clock: Clock): Window {
+  const cpu = process.cpuUsage();
+  const heap = getHeapStatistics().used_heap_size;
+  return { cpu, heap, t: clock.now() };
+}
+
+function closeWindow(clock: Clock, w: Window): { wallMs: number; cpuMs: number; allocBytes: number } {
+  const wallMs = clock.now() - w.t;
+  const u = process.cpuUsage(w.cpu);
+  const allocBytes = getHeapStatistics().used_heap_size - w.heap - probeBytes();
+  return { wallMs, cpuMs: (u.user + u.system) / 1000, allocBytes };
+}
+
+let probe: number | undefined;
+/** What an empty window allocates itself (the probes' own objects): subtracted from every window. */
+function probeBytes(): number {
+  if (probe === undefined) {
+    probe = 0;
+    const clock = realClock();
+    const xs: number[] = [];
+    for (let i = 0; i < 51; i++) xs.push(closeWindow(clock, openWindow(clock)).allocBytes);
+    probe = median(xs.filter((x) => x >= 0));
+  }
+  return probe;
 }
 
 /**
@@ -186,7 +227,7 @@ export async function wallRun(
   const origin = performance.now();
   const clock = realClock(origin);
   const samples: WallSample[] = [];
-  let feeding: { index: number; at: number; cpu: NodeJS.CpuUsage } | undefined;
+  let feeding: { index: number; w: Window } | undefined;
   const c = new Ctor({
     mode: 'execute',
     clock,
@@ -194,9 +235,7 @@ export async function wallRun(
     classify: simClassifier(tools),
     runTool: (call, signal) => {
       if (feeding && feeding.index === call.index) {
-        const wallMs = clock.now() - feeding.at;
-        const u = process.cpuUsage(feeding.cpu);
-        samples.push({ index: call.index, wallMs, cpuMs: (u.user + u.system) / 1000, startAbs: origin + feeding.at });
+        samples.push({ index: call.index, ...closeWindow(clock, feeding.w), startAbs: origin + feeding.w.t });
       }
       const spec = byName.get(call.name);
       return new Promise<CallResult>((resolve) => {
@@ -208,10 +247,7 @@ export async function wallRun(
   const adapter = createAdapter(trace.format);
   const feed = (evs: StreamEvent[]): void => {
     for (const e of evs) {
-      if (e.type === 'call.fragment' || e.type === 'call.complete') {
-        const cpu = process.cpuUsage(); // before the clock: the syscall is outside the window
-        feeding = { index: e.index, at: clock.now(), cpu };
-      } else feeding = undefined;
+      feeding = e.type === 'call.fragment' || e.type === 'call.complete' ? { index: e.index, w: openWindow(clock) } : undefined;
       c.feed(e);
       feeding = undefined;
     }
@@ -262,30 +298,38 @@ function gcInside(gcs: Array<[number, number]>, start: number, ms: number): numb
  * Completion → runTool latency for many calls fed back to back (no timers in between), as wall
  * time and as this process's CPU time (the CPU time leaves out preemption by other processes).
  */
-async function burst(totalCalls: number, perTurn: number, ctors: ControllerClass[]): Promise<Array<{ wall: number[]; cpu: number[] }>> {
-  const out = ctors.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
+interface BurstSamples {
+  wall: number[];
+  cpu: number[];
+  /** KiB allocated per window (windows with a GC inside give less; the median is read). */
+  alloc: number[];
+}
+
+async function burst(totalCalls: number, perTurn: number, ctors: ControllerClass[]): Promise<BurstSamples[]> {
+  const out = ctors.map((): BurstSamples => ({ wall: [], cpu: [], alloc: [] }));
   for (let done = 0; done < totalCalls; done += perTurn) {
     // Alternate which controller goes first, so neither always inherits the other's garbage.
     for (let j = 0; j < ctors.length; j++) {
       const k = (j + done / perTurn) % ctors.length;
-      await burstTurn(perTurn, ctors[k]!, out[k]!.wall, out[k]!.cpu);
+      await burstTurn(perTurn, ctors[k]!, out[k]!);
     }
   }
   return out;
 }
 
-async function burstTurn(perTurn: number, Ctor: ControllerClass, wall: number[], cpu: number[]): Promise<void> {
+async function burstTurn(perTurn: number, Ctor: ControllerClass, into: BurstSamples): Promise<void> {
   const clock = realClock();
-  let at: { index: number; t: number; cpu: NodeJS.CpuUsage } | undefined;
+  let at: { index: number; w: Window } | undefined;
   const c = new Ctor({
     mode: 'execute',
     clock,
     classify: () => ({ safe: true, needsApproval: false }),
     runTool: (call) => {
       if (at && at.index === call.index) {
-        wall.push(clock.now() - at.t);
-        const u = process.cpuUsage(at.cpu);
-        cpu.push((u.user + u.system) / 1000);
+        const x = closeWindow(clock, at.w);
+        into.wall.push(x.wallMs);
+        into.cpu.push(x.cpuMs);
+        if (x.allocBytes >= 0) into.alloc.push(x.allocBytes / 1024);
       }
       return Promise.resolve({ ok: true, content: 'ok' });
     },
@@ -293,7 +337,7 @@ async function burstTurn(perTurn: number, Ctor: ControllerClass, wall: number[],
   for (let i = 0; i < perTurn; i++) {
     c.feed({ type: 'call.identity', index: i, id: `c${i}`, name: 'read_file' });
     c.feed({ type: 'call.fragment', index: i, text: `{"path":"f${i}` });
-    at = { index: i, t: clock.now(), cpu: process.cpuUsage() };
+    at = { index: i, w: openWindow(clock) };
     c.feed({ type: 'call.fragment', index: i, text: '.ts"}' }); // the closing brace completes the call
     at = undefined;
   }
@@ -326,10 +370,12 @@ export async function benchScheduling(
   }
   const latency: DispatchLatency[] = [];
   const stats = (xs: number[]) => ({ calls: xs.length, p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: Math.max(...xs) });
-  const summarize = (source: DispatchSource, xs: number[], base?: number[]): DispatchLatency => ({
+  const kib = (xs: number[] | undefined) => (xs === undefined ? {} : { allocKiB: median(xs.filter((x) => Number.isFinite(x))) });
+  const summarize = (source: DispatchSource, xs: number[], base?: number[], alloc?: number[], baseAlloc?: number[]): DispatchLatency => ({
     source,
     ...stats(xs),
-    ...(base ? { baseline: stats(base) } : {}),
+    ...kib(alloc),
+    ...(base ? { baseline: { ...stats(base), ...kib(baseAlloc) } } : {}),
   });
   let samples: SchedulingResult['samples'];
   if (opts.wall !== false) {
@@ -360,19 +406,22 @@ export async function benchScheduling(
     const gcs = gc.stop();
     for (const p of pending) {
       for (const x of p.xs) {
-        p.into.push({ trace: p.name, format: p.format, round: p.round, index: x.index, wallMs: x.wallMs, cpuMs: x.cpuMs, gcMs: gcInside(gcs, x.startAbs, x.wallMs) });
+        const gcMs = gcInside(gcs, x.startAbs, x.wallMs);
+        const allocKiB = gcMs > 0 || x.allocBytes < 0 ? NaN : x.allocBytes / 1024;
+        p.into.push({ trace: p.name, format: p.format, round: p.round, index: x.index, wallMs: x.wallMs, cpuMs: x.cpuMs, gcMs, allocKiB });
       }
     }
     const wallOf = (xs: DispatchSample[]) => xs.map((x) => x.wallMs);
     const cpuOf = (xs: DispatchSample[]) => xs.map((x) => x.cpuMs);
+    const allocOf = (xs: DispatchSample[]) => xs.map((x) => x.allocKiB);
     const first = (xs: DispatchSample[]) => xs.filter((x) => x.round === 1);
     latency.push(
-      summarize('wall-corpus', wallOf(cur), Base ? wallOf(base) : undefined),
+      summarize('wall-corpus', wallOf(cur), Base ? wallOf(base) : undefined, allocOf(cur), Base ? allocOf(base) : undefined),
       summarize('wall-corpus (CPU time)', cpuOf(cur), Base ? cpuOf(base) : undefined),
     );
     if (rounds > 1) {
       latency.push(
-        summarize('wall-corpus, round 1', wallOf(first(cur)), Base ? wallOf(first(base)) : undefined),
+        summarize('wall-corpus, round 1', wallOf(first(cur)), Base ? wallOf(first(base)) : undefined, allocOf(first(cur)), Base ? allocOf(first(base)) : undefined),
         summarize('wall-corpus, round 1 (CPU time)', cpuOf(first(cur)), Base ? cpuOf(first(base)) : undefined),
       );
     }
@@ -380,7 +429,7 @@ export async function benchScheduling(
   }
   fullGc();
   const [b, bb] = await burst(2000, 10, Base ? [TurnController, Base] : [TurnController]);
-  latency.push(summarize('burst', b!.wall, bb?.wall), summarize('burst (CPU time)', b!.cpu, bb?.cpu));
+  latency.push(summarize('burst', b!.wall, bb?.wall, b!.alloc, bb?.alloc), summarize('burst (CPU time)', b!.cpu, bb?.cpu));
   return { rows, latency, ...(samples ? { samples } : {}) };
 }
 
@@ -401,14 +450,20 @@ export function formatScheduling(r: SchedulingResult): string {
     lines.push(`| ${x.trace} | ${x.format} | ${x.clock} | ${f(x.streamEndMs, 1)} | ${f(x.turnDoneMs, 1)} | ${f(x.idealMs, 1)} | ${f(x.postStreamMs, 0)} | ${x.ratio.toFixed(4)} |`);
   }
   if (r.latency.some((l) => l.baseline)) {
-    lines.push('', '| completion → tool invoked | calls | p50 ms | p99 ms | max ms | baseline p50 ms | baseline p99 ms | baseline max ms | p99 × baseline |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    lines.push(
+      '',
+      '| completion → tool invoked | calls | p50 ms | p99 ms | max ms | alloc KiB | baseline p50 ms | baseline p99 ms | baseline max ms | baseline alloc KiB | p99 × baseline |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
     for (const l of r.latency) {
       const b = l.baseline;
-      lines.push(`| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} | ${f(b?.p50Ms, 3)} | ${f(b?.p99Ms, 3)} | ${f(b?.maxMs, 3)} | ${b ? (l.p99Ms / b.p99Ms).toFixed(2) : ''} |`);
+      lines.push(
+        `| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} | ${f(l.allocKiB, 1)} | ${f(b?.p50Ms, 3)} | ${f(b?.p99Ms, 3)} | ${f(b?.maxMs, 3)} | ${f(b?.allocKiB, 1)} | ${b ? (l.p99Ms / b.p99Ms).toFixed(2) : ''} |`,
+      );
     }
   } else {
-    lines.push('', '| completion → tool invoked | calls | p50 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|');
-    for (const l of r.latency) lines.push(`| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} |`);
+    lines.push('', '| completion → tool invoked | calls | p50 ms | p99 ms | max ms | alloc KiB |', '|---|---:|---:|---:|---:|---:|');
+    for (const l of r.latency) lines.push(`| ${l.source} | ${l.calls} | ${l.p50Ms.toFixed(3)} | ${l.p99Ms.toFixed(3)} | ${l.maxMs.toFixed(3)} | ${f(l.allocKiB, 1)} |`);
   }
   const sm = r.samples;
   if (sm) {
@@ -434,7 +489,7 @@ if (require.main === module) {
     (r) => {
       if (process.argv.includes('--samples') && r.samples) {
         const line = (side: string, x: DispatchSample) =>
-          `${side} round ${x.round} ${x.trace}/${x.format} call ${x.index}: wall ${x.wallMs.toFixed(3)} ms, CPU ${x.cpuMs.toFixed(3)} ms${x.gcMs > 0 ? `, GC ${x.gcMs.toFixed(3)} ms inside` : ''}\n`;
+          `${side} round ${x.round} ${x.trace}/${x.format} call ${x.index}: wall ${x.wallMs.toFixed(3)} ms, CPU ${x.cpuMs.toFixed(3)} ms, ${x.gcMs > 0 ? `GC ${x.gcMs.toFixed(3)} ms inside` : `${x.allocKiB.toFixed(1)} KiB allocated`}\n`;
         for (const x of r.samples.current) if (x.wallMs > 1) process.stderr.write(line('current', x));
         for (const x of r.samples.baseline ?? []) if (x.wallMs > 1) process.stderr.write(line('baseline', x));
       }
