@@ -76,11 +76,14 @@ export type ToolCallEvent =
   | { type: 'tool.error'; run: ToolRun; error: unknown };
 
 /**
- * The AbortController of one attempt's tool runs, made at its first run and shared by all of them:
- * an AbortSignal costs more to make than the rest of a tool start (about a tenth of a call in
- * execute mode). Sharing it changes nothing a tool can see: a call leaves `running` unsettled only
- * when its attempt is discarded or the turn is aborted, and either stops every run of the attempt,
- * so aborting the shared signal for one run aborts it exactly for the runs that are stopped anyway.
+ * The AbortController of one attempt's tool runs, shared by all of them: an AbortSignal costs more
+ * to make than the rest of a tool start (about a tenth of a call in execute mode). It is made when
+ * the attempt's first call that has a runner opens (`initialCallContext`), not at its first run: at
+ * stream pace a cold AbortController cost 0.04–0.18 ms (median 0.07) of the first dispatch of every
+ * turn (completion → runTool), off that path when it opens. Sharing it changes nothing a tool can
+ * see: a call leaves `running` unsettled only when its attempt is discarded or the turn is aborted,
+ * and either stops every run of the attempt, so aborting the shared signal for one run aborts it
+ * exactly for the runs that are stopped anyway.
  */
 export class AttemptAbort {
   /*
@@ -148,7 +151,9 @@ export function isCallReady(c: Pick<ToolCallContext, 'id' | 'name' | 'outcome' |
 }
 
 function initialCallContext(input: ToolCallInput): ToolCallContext {
-  return { index: input.index, attempt: input.attempt, run: input.run, abort: input.abort ?? new AttemptAbort(), endsWhenReady: input.endsWhenReady ?? false, id: input.id, name: input.name, repaired: false, streamEnded: false };
+  const abort = input.abort ?? new AttemptAbort();
+  if (input.run) abort.forRun(); // the attempt's controller now, not on the call's way to its tool (see AttemptAbort)
+  return { index: input.index, attempt: input.attempt, run: input.run, abort, endsWhenReady: input.endsWhenReady ?? false, id: input.id, name: input.name, repaired: false, streamEnded: false };
 }
 
 /** Would the call be ready with this `call.complete`'s outcome? (Then it goes straight to `emittable`.) */
