@@ -425,7 +425,9 @@ export class ResponsesSseEncoder extends PiecewiseEncoder {
   /** Held closing pieces first, then the queue's. */
   override more(): string {
     if (this.tailAt < this.tail.length) {
-      const piece = this.tail[this.tailAt++]!;
+      const piece = this.tail[this.tailAt]!;
+      // Not kept once handed out: the write flattens it (a 32 Ki-char copy), which the array would keep alive.
+      this.tail[this.tailAt++] = '';
       if (this.tailAt === this.tail.length) {
         this.tail = [];
         this.tailAt = 0;
