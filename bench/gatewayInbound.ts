@@ -18,7 +18,8 @@
  * pipe) runs in its own child process (`fork` of this file with `--child`), so its CPU is read
  * on its own: `process.cpuUsage()` in the child, asked over IPC before and after a phase.
  *   - middle CPU µs/chunk = the middle process's user+system CPU over the phase ÷ upstream chunks
- *     in the phase (so it includes its per-request work: HTTP in and out, request translation, GC).
+ *     in the phase (so it includes its per-request work: HTTP in and out, request translation, GC);
+ *     "of it system": the kernel's part, mostly socket I/O, which grows with the bytes written.
  *   - chunks/s = upstream chunks ÷ wall time with a fast upstream (every line at t=0) and a fast
  *     client, `requests` requests `concurrency` at a time; `rounds` rounds interleaved across the
  *     paths, median. The bench process (upstream + client) shares the machine with the middle: on
@@ -61,6 +62,8 @@ export interface InboundRow {
   shape: TurnShape;
   /** Middle process CPU (user+system) per upstream chunk, µs. Undefined for direct. */
   cpuUsPerChunk?: number;
+  /** Of that, system (kernel) CPU: mostly socket I/O, which grows with the bytes written. */
+  systemUsPerChunk?: number;
   /** Bench process (upstream + client) CPU per upstream chunk, µs. */
   benchCpuUsPerChunk: number;
   chunksPerSec: number;
@@ -416,7 +419,7 @@ export async function startPipe(upstream: string): Promise<Middle> {
 
 type ChildKind = 'sluice' | 'buffering' | 'pipe' | 'baseline';
 type ToChild = { op: 'cpu' } | { op: 'close' };
-type FromChild = { op: 'ready'; url: string } | { op: 'cpu'; us: number } | { op: 'error'; message: string };
+type FromChild = { op: 'ready'; url: string } | { op: 'cpu'; us: number; sys: number } | { op: 'error'; message: string };
 
 async function childMain(kind: ChildKind, upstream: string, dist?: string): Promise<void> {
   let middle: Middle;
@@ -431,7 +434,7 @@ async function childMain(kind: ChildKind, upstream: string, dist?: string): Prom
   process.on('message', (m: ToChild) => {
     if (m.op === 'cpu') {
       const u = process.cpuUsage();
-      send({ op: 'cpu', us: u.user + u.system });
+      send({ op: 'cpu', us: u.user + u.system, sys: u.system });
     } else void middle.close().then(() => process.exit(0));
   });
   process.on('disconnect', () => process.exit(0));
@@ -468,11 +471,11 @@ class Child {
     });
   }
 
-  /** User+system CPU of the child so far, µs. */
-  cpu(): Promise<number> {
+  /** User+system CPU of the child so far, and its system part, µs. */
+  cpu(): Promise<{ us: number; sys: number }> {
     return new Promise((resolve, reject) => {
       if (!this.proc.connected) return reject(new Error('a middle process exited during the run'));
-      this.waiting.push((m) => (m.op === 'cpu' ? resolve(m.us) : reject(new Error('a middle process exited during the run'))));
+      this.waiting.push((m) => (m.op === 'cpu' ? resolve(m) : reject(new Error('a middle process exited during the run'))));
       this.proc.send({ op: 'cpu' } satisfies ToChild);
     });
   }
@@ -670,8 +673,8 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
       ]),
     ];
     const call0Line = turnScript('x', 0, shape).call0Line;
-    const stats = new Map<Config, { cpu: number[]; bench: number[]; cps: number[]; after: number[]; beforeEnd: number[]; correct: number; checked: number }>();
-    for (const c of configs) stats.set(c, { cpu: [], bench: [], cps: [], after: [], beforeEnd: [], correct: 0, checked: 0 });
+    const stats = new Map<Config, { cpu: number[]; sys: number[]; bench: number[]; cps: number[]; after: number[]; beforeEnd: number[]; correct: number; checked: number }>();
+    for (const c of configs) stats.set(c, { cpu: [], sys: [], bench: [], cps: [], after: [], beforeEnd: [], correct: 0, checked: 0 });
 
     const one = async (c: Config): Promise<{ got: Got; tag: string }> => {
       const tag = `req${seq++}x`;
@@ -696,14 +699,18 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
     for (let round = 0; round < rounds; round++) {
       for (const c of configs) {
         const s = stats.get(c)!;
-        const cpu0 = c.child ? await c.child.cpu() : 0;
+        const cpu0 = c.child ? await c.child.cpu() : undefined;
         const bench0 = process.cpuUsage();
         const t0 = performance.now();
         await batch(c, requests, concurrency);
         const wall = performance.now() - t0;
         const bench = process.cpuUsage(bench0);
         const chunks = requests * chunksPerRequest;
-        if (c.child) s.cpu.push(((await c.child.cpu()) - cpu0) / chunks);
+        if (c.child && cpu0) {
+          const cpu = await c.child.cpu();
+          s.cpu.push((cpu.us - cpu0.us) / chunks);
+          s.sys.push((cpu.sys - cpu0.sys) / chunks);
+        }
         s.bench.push((bench.user + bench.system) / chunks);
         s.cps.push(chunks / (wall / 1000));
       }
@@ -738,6 +745,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
         chunksPerRequest,
         shape,
         cpuUsPerChunk: c.child ? r2(median(s.cpu)) : undefined,
+        systemUsPerChunk: c.child ? r2(median(s.sys)) : undefined,
         benchCpuUsPerChunk: r2(median(s.bench)),
         chunksPerSec: Math.round(median(s.cps)),
         firstCallAfterCompletionMs: r2(median(s.after)),
@@ -808,9 +816,9 @@ export function formatGatewayInbound(rows: InboundRow[]): string {
   const lines = [
     `${first.requests} requests per path in the throughput phase (${first.concurrency} concurrent; ${first.chunksPerRequest} upstream chunks each: ${first.shape.textChunks} text, ${first.shape.calls} calls in ${first.shape.argPieces} argument pieces); load ${first.load1} on ${first.cpus} CPUs at the end.`,
     '',
-    '| path | inbound API | middle CPU µs/chunk | bench CPU µs/chunk | chunks/s | call 0 after its completion, ms | call 0 before stream end, ms | correct |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.path} | ${r.api} | ${fmt(r.cpuUsPerChunk)} | ${fmt(r.benchCpuUsPerChunk)} | ${r.chunksPerSec} | ${fmt(r.firstCallAfterCompletionMs)} | ${fmt(r.firstCallBeforeEndMs)} | ${r.correct}/${r.checked} |`),
+    '| path | inbound API | middle CPU µs/chunk | of it system | bench CPU µs/chunk | chunks/s | call 0 after its completion, ms | call 0 before stream end, ms | correct |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.path} | ${r.api} | ${fmt(r.cpuUsPerChunk)} | ${fmt(r.systemUsPerChunk)} | ${fmt(r.benchCpuUsPerChunk)} | ${r.chunksPerSec} | ${fmt(r.firstCallAfterCompletionMs)} | ${fmt(r.firstCallBeforeEndMs)} | ${r.correct}/${r.checked} |`),
     '',
     '| inbound API | sluice chunks/s ÷ direct | sluice chunks/s ÷ buffering | sluice CPU ÷ buffering CPU | sluice CPU ÷ pipe CPU | sluice CPU ÷ baseline CPU | baseline CPU ÷ pipe CPU |',
     '|---|---:|---:|---:|---:|---:|---:|',
