@@ -95,6 +95,8 @@ export interface BenchGatewayInboundOptions {
   warmup?: number;
   /** Middles to run (default all but baseline; `direct` always runs). A text flood needs only pipe and sluice. */
   paths?: readonly MiddlePath[];
+  /** Inbound APIs to run (default all three), e.g. one route under `--cpu-prof`. */
+  apis?: readonly InboundApi[];
   /** A built tree of another commit (bench/baseline.ts `baselineDist`): its gateway runs as the `baseline` middle. */
   baselineDist?: string;
   /** Run `sluice` from this built tree too (e.g. `baselineDist('HEAD')`), so both sides are tsc builds. Default: this checkout's sources. */
@@ -666,7 +668,7 @@ export async function benchGatewayInbound(opts: BenchGatewayInboundOptions = {})
     const configs: Config[] = [
       { path: 'direct', api: 'upstream-chat', base: up.url },
       ...(pipe ? [{ path: 'pipe', api: 'upstream-chat', base: pipe.url, child: pipe } satisfies Config] : []),
-      ...APIS.flatMap((api): Config[] => [
+      ...(opts.apis ?? APIS).flatMap((api): Config[] => [
         ...(sluice ? [{ path: 'sluice', api, base: sluice.url, child: sluice } satisfies Config] : []),
         ...(baseline ? [{ path: 'baseline', api, base: baseline.url, child: baseline } satisfies Config] : []),
         ...(buffering ? [{ path: 'buffering', api, base: buffering.url, child: buffering } satisfies Config] : []),
@@ -832,7 +834,7 @@ export function formatGatewayInbound(rows: InboundRow[]): string {
 
 /**
  * `--requests N --concurrency N --rounds N --timed N --warmup N --step-ms N --text N --calls N
- * --pieces N --paths pipe,sluice --baseline <git-ref> --current <git-ref>` for a standalone run
+ * --pieces N --paths pipe,sluice --apis messages,responses --baseline <git-ref> --current <git-ref>` for a standalone run
  * (`--current HEAD`: sluice from a build of the last commit, like the baseline).
  */
 function cliOptions(argv: string[]): BenchGatewayInboundOptions & { baselineRef?: string; currentRef?: string } {
@@ -855,6 +857,8 @@ function cliOptions(argv: string[]): BenchGatewayInboundOptions & { baselineRef?
   const ci = argv.indexOf('--current');
   const pi = argv.indexOf('--paths');
   const paths = pi < 0 ? undefined : (argv[pi + 1] ?? '').split(',').filter((p): p is MiddlePath => ['pipe', 'sluice', 'buffering'].includes(p));
+  const ai = argv.indexOf('--apis');
+  const apis = ai < 0 ? undefined : APIS.filter((a) => (argv[ai + 1] ?? '').split(',').includes(a));
   return {
     requests: num('--requests'),
     concurrency: num('--concurrency'),
@@ -864,6 +868,7 @@ function cliOptions(argv: string[]): BenchGatewayInboundOptions & { baselineRef?
     stepMs: num('--step-ms'),
     shape,
     ...(paths ? { paths } : {}),
+    ...(apis ? { apis } : {}),
     ...(bi >= 0 ? { baselineRef: argv[bi + 1] ?? '' } : {}),
     ...(ci >= 0 ? { currentRef: argv[ci + 1] ?? '' } : {}),
   };
