@@ -2,8 +2,8 @@
  * Hostile clients and a hostile backend against a real `sluice serve` child process (issue 11,
  * gateway half). Every probe runs while a watcher polls /health (each answer within 1 s) and a
  * well-behaved client streams a normal three-call turn (it must complete correctly); after each
- * probe the child's RSS must come back within 20% of its baseline, and the process must be alive
- * at the end.
+ * probe the child's idle RSS must come back within its baseline + 28 MiB (RSS_ALLOWANCE), and the
+ * process must be alive at the end.
  *
  * Scaled down for CI (small configured limits: 4 slots, 40 connections, 1 s timeouts). The heavy
  * cases (a 512 MiB argument, a call index of 1e9) run with `npm run test:hostile-heavy`.
@@ -31,6 +31,7 @@ let gw: ChildGateway;
 let baseline = 0;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const mib = (bytes: number): number => Math.round(bytes / 104857.6) / 10;
 
 beforeAll(async () => {
   up = await startHostileUpstream();
@@ -39,11 +40,8 @@ beforeAll(async () => {
   const hygiene = process.env.SLUICE_HOSTILE_LEGACY === '1'
     ? []
     : ['--max-connections', '40', '--headers-timeout', '1000', '--body-timeout', '2000', '--keep-alive-timeout', '1000', '--request-deadline', '5000'];
-  // Through ts-node, not the cached transpile the other suites use: the 20% RSS bound below was
-  // measured on a ts-node child (~200 MB at start, the compiler's heap). A plain child starts at
-  // ~65 MB and a 24 MiB slow-reader stream leaves it at 130-180 MB for seconds: that bound needs
-  // recalibrating (an absolute allowance) before this suite can move.
-  gw = await spawnGateway(['--upstream', up.url, '--port', '0', '--max-concurrency', '4', '--idle-timeout', '1000', '--log-level', 'warn', ...hygiene], {}, { tsNode: true });
+  // Plain node on the cached transpile (what a user runs: ~62 MiB at start, no compiler in the heap).
+  gw = await spawnGateway(['--upstream', up.url, '--port', '0', '--max-concurrency', '4', '--idle-timeout', '1000', '--log-level', 'warn', ...hygiene]);
   // Warm every path once, then take the baseline.
   for (let i = 0; i < 3; i++) expect(isOkStream(await post(gw.url, '/v1/messages', messagesBody('ok')), OK_PATHS)).toBe(true);
   await post(gw.url, '/v1/messages', messagesBody('error-chunk'));
@@ -59,6 +57,18 @@ afterAll(async () => {
   expect(alive).toBe(true);
 });
 
+/**
+ * What idle RSS may keep over the baseline (~62 MiB, plain node) after a probe. The 24 MiB
+ * slow-reader stream leaves the child at baseline + 43–67 MiB with V8 alone (dead strings and
+ * buffers, a young generation grown to 32 MiB: kept for good); `sluice serve`'s two collections
+ * after a burst (body.ts MemoryBudget: 1 s idle, then 6 s more) bring it to baseline + 6–17 MiB
+ * (glibc keeps some freed buffer memory). Measured failing: the build before the second collection
+ * (+67 MiB), and a child that keeps every byte it wrote to its clients (+34 MiB after the stream).
+ */
+const RSS_ALLOWANCE = 28 * 1024 * 1024;
+/** How long RSS may take to come back: the collections run 1 s and 7 s after the last request ends. */
+const RSS_WAIT_MS = 15_000;
+
 /** Run a probe under the health watcher and beside a normal stream; then check RSS and liveness. */
 async function probe(fn: () => Promise<void>): Promise<void> {
   const health = watchHealth(gw.url);
@@ -72,12 +82,22 @@ async function probe(fn: () => Promise<void>): Promise<void> {
   expect(h.maxMs).toBeLessThan(1000);
   expect(gw.alive()).toBe(true);
   if (baseline > 0) {
+    const bound = baseline + RSS_ALLOWANCE;
+    const t0 = Date.now();
     let rss = gw.rss() ?? 0;
-    for (let i = 0; i < (HEAVY ? 150 : 30) && rss > baseline * 1.2; i++) {
+    while (rss > bound && Date.now() - t0 < (HEAVY ? 10 : 1) * RSS_WAIT_MS) {
       await sleep(100);
       rss = gw.rss() ?? 0;
     }
-    expect(rss).toBeLessThanOrEqual(baseline * 1.2);
+    if (process.env.SLUICE_HOSTILE_RSS === '1') {
+      // By hand: where RSS settles (after both collections) besides when it got under the bound.
+      const afterMs = Date.now() - t0;
+      while (Date.now() - t0 < 9000) await sleep(250);
+      const line = { test: expect.getState().currentTestName, baselineMiB: mib(baseline), rssMiB: mib(rss), afterMs, settledMiB: mib(gw.rss() ?? 0) };
+      process.stdout.write(`[gateway rss] ${JSON.stringify(line)}\n`);
+    }
+    const seen = { rssMiB: mib(rss), boundMiB: mib(bound) };
+    expect({ ...seen, within: rss <= bound }).toEqual({ ...seen, within: true });
   }
 }
 

@@ -31,6 +31,7 @@ const HEAVY = process.env.SLUICE_HEAVY === '1';
 jest.setTimeout(HEAVY ? 600_000 : 120_000);
 
 const MiB = 1024 * 1024;
+const mib = (bytes: number): number => Math.round((bytes / MiB) * 10) / 10;
 const MAX_BODY = HEAVY ? 32 * MiB : 2 * MiB;
 const BUDGET = HEAVY ? 768 * MiB : 80 * MiB;
 /**
@@ -70,11 +71,9 @@ beforeAll(async () => {
   gw = await spawnGateway(
     ['--upstream', up.url, '--port', '0', '--max-concurrency', '8', '--idle-timeout', '3000', '--log-level', 'warn', ...limits],
     {},
-    // CI: through ts-node, not the cached transpile the other suites use — the memory bound
-    // (expectMemoryBack) was measured on a ts-node child (start-up ~190 MB, the compiler's heap). A
-    // plain child starts at ~62 MB and is back to 138-141 MB after the backend bursts, against a
-    // bound of 142: it needs recalibrating before this suite can move.
-    { preload: [loopProbeFile(HEAVY)], ...(HEAVY ? { cli: builtCli() } : { tsNode: true }) },
+    // Plain node (CI: the cached transpile; heavy: the built CLI) with the probe as plain JS: no
+    // compiler in the heap, so start-up RSS (~62 MiB) and what comes back are what a user's are.
+    { preload: [loopProbeFile(true)], ...(HEAVY ? { cli: builtCli() } : {}) },
   );
   await post(gw.url, '/v1/messages', routeBody('/v1/messages', 'ok', true));
   await sleep(300);
@@ -143,19 +142,33 @@ async function guarded(fn: () => Promise<void>): Promise<{ peakRss: number } & L
 
 /**
  * Idle RSS must come back within 2× start-up + 100 MB (issue 18 item 9) — and, since `sluice serve`
- * collects once after a burst, within start-up + 64 MiB here, plus the one fresh body worker the
- * pool keeps warm once a large body has started one (`warm`, pool.ts; measured 7–8 MiB RSS; the
- * start-up RSS is taken before any worker runs).
+ * collects twice after a burst (body.ts MemoryBudget: 1 s idle, then 6 s more; the second one
+ * gives back the young generation V8 grew), within start-up + 32 MiB here (heavy run: 64 MiB, not
+ * re-measured since), plus the one fresh body worker the pool keeps warm once a large body has
+ * started one (`warm`, pool.ts; measured 7–8 MiB RSS; the start-up RSS is taken before any worker
+ * runs). Measured on a plain child (start-up 62 MiB): 83–91 MiB after the bursts; without the
+ * second collection it stays at 136–141 MiB, and a kept 32 MiB text stream alone would be over the bound.
  */
 const WARM_WORKER_BYTES = 16 * MiB;
+const IDLE_ALLOWANCE = (HEAVY ? 64 : 32) * MiB;
 async function expectMemoryBack(): Promise<void> {
-  const bound = Math.min(2 * startup + 100 * MiB, startup + 64 * MiB + WARM_WORKER_BYTES);
+  const bound = Math.min(2 * startup + 100 * MiB, startup + IDLE_ALLOWANCE + WARM_WORKER_BYTES);
+  const t0 = Date.now();
   let rss = gw.rss() ?? 0;
+  // The second collection runs 7 s after the last request ends: up to 15 s (heavy: 30 s).
   for (let i = 0; i < (HEAVY ? 300 : 150) && rss > bound; i++) {
     await sleep(100);
     rss = gw.rss() ?? 0;
   }
-  expect(rss).toBeLessThanOrEqual(bound);
+  if (process.env.SLUICE_HOSTILE_RSS === '1') {
+    // By hand: where RSS settles (after both collections) besides when it got under the bound.
+    const afterMs = Date.now() - t0;
+    while (Date.now() - t0 < 9000) await sleep(250);
+    const line = { test: expect.getState().currentTestName, startupMiB: mib(startup), rssMiB: mib(rss), afterMs, settledMiB: mib(gw.rss() ?? 0) };
+    process.stdout.write(`[limits rss] ${JSON.stringify(line)}\n`);
+  }
+  const seen = { rssMiB: mib(rss), boundMiB: mib(bound) };
+  expect({ ...seen, within: rss <= bound }).toEqual({ ...seen, within: true });
 }
 
 /** `{"model":"ok","messages":[{"role":"user","content":"xxxx…"}]…}` of about `bytes` bytes. */
