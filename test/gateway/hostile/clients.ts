@@ -330,19 +330,13 @@ export function serveSync(args: string[], env: Record<string, string> = {}, time
 
 /**
  * `sluice serve ARGS` as a child process (serveCommand; or `opts.cli`, a built CLI such as
- * dist/src/cli/main.js; or `opts.tsNode`, src/cli/main.ts through ts-node, for a suite whose bounds
- * were measured on such a child). ts-node is loaded only for that or a `.ts` preload. Resolves
- * once it prints its address.
+ * dist/src/cli/main.js). ts-node is loaded only for a `.ts` preload. Resolves once it prints its
+ * address.
  */
-export function spawnGateway(args: string[], env: Record<string, string> = {}, opts: { preload?: string[]; cli?: string; tsNode?: boolean } = {}): Promise<ChildGateway> {
+export function spawnGateway(args: string[], env: Record<string, string> = {}, opts: { preload?: string[]; cli?: string } = {}): Promise<ChildGateway> {
   const preload = (opts.preload ?? []).flatMap((m) => ['-r', m]);
-  const tsNode = opts.tsNode || (opts.preload ?? []).some((m) => m.endsWith('.ts')) ? ['-r', 'ts-node/register/transpile-only'] : [];
-  const c =
-    opts.tsNode === true
-      ? { argv: [path.join(ROOT, 'src/cli/main.ts'), 'serve', ...args], env: { ...process.env, ...env } }
-      : opts.cli === undefined
-        ? serveCommand(args, env)
-        : { argv: [opts.cli, 'serve', ...args], env: { ...process.env, ...env } };
+  const tsNode = (opts.preload ?? []).some((m) => m.endsWith('.ts')) ? ['-r', 'ts-node/register/transpile-only'] : [];
+  const c = opts.cli === undefined ? serveCommand(args, env) : { argv: [opts.cli, 'serve', ...args], env: { ...process.env, ...env } };
   const proc = spawn(process.execPath, [...tsNode, ...preload, ...c.argv], {
     cwd: ROOT,
     env: { ...c.env, TS_NODE_TRANSPILE_ONLY: '1' },
