@@ -217,7 +217,7 @@ function html(s: string): string {
  * on the first line (the guard on its own line when both do not fit), then the actions, broken
  * after commas to at most `width` characters a line.
  */
-export function wrapLabel(label: string, width = 26): string[] {
+export function wrapLabel(label: string, width = 24): string[] {
   if (label.length <= width) return [label];
   const slash = label.indexOf(' / ');
   const head = slash >= 0 ? label.slice(0, slash) : label;
