@@ -11,6 +11,7 @@
 import { OK_PATHS, startHostileUpstream, type HostileUpstream } from './upstream';
 import {
   type ChildGateway,
+  expectRssBack,
   get,
   idleSockets,
   isOkStream,
@@ -31,7 +32,6 @@ let gw: ChildGateway;
 let baseline = 0;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const mib = (bytes: number): number => Math.round(bytes / 104857.6) / 10;
 
 beforeAll(async () => {
   up = await startHostileUpstream();
@@ -82,22 +82,7 @@ async function probe(fn: () => Promise<void>): Promise<void> {
   expect(h.maxMs).toBeLessThan(1000);
   expect(gw.alive()).toBe(true);
   if (baseline > 0) {
-    const bound = baseline + RSS_ALLOWANCE;
-    const t0 = Date.now();
-    let rss = gw.rss() ?? 0;
-    while (rss > bound && Date.now() - t0 < (HEAVY ? 10 : 1) * RSS_WAIT_MS) {
-      await sleep(100);
-      rss = gw.rss() ?? 0;
-    }
-    if (process.env.SLUICE_HOSTILE_RSS === '1') {
-      // By hand: where RSS settles (after both collections) besides when it got under the bound.
-      const afterMs = Date.now() - t0;
-      while (Date.now() - t0 < 9000) await sleep(250);
-      const line = { test: expect.getState().currentTestName, baselineMiB: mib(baseline), rssMiB: mib(rss), afterMs, settledMiB: mib(gw.rss() ?? 0) };
-      process.stdout.write(`[gateway rss] ${JSON.stringify(line)}\n`);
-    }
-    const seen = { rssMiB: mib(rss), boundMiB: mib(bound) };
-    expect({ ...seen, within: rss <= bound }).toEqual({ ...seen, within: true });
+    await expectRssBack(gw, baseline + RSS_ALLOWANCE, (HEAVY ? 10 : 1) * RSS_WAIT_MS, 'gateway', { baseline });
   }
 }
 

@@ -25,13 +25,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startHostileUpstream, type HostileUpstream } from './upstream';
 import { loopProbeFile } from './loopProbeFile';
-import { anyError, type ChildGateway, post, ROUTES, routeBody, sampleRss, spawnGateway, watchHealth } from './clients';
+import { anyError, type ChildGateway, expectRssBack, post, ROUTES, routeBody, sampleRss, spawnGateway, watchHealth } from './clients';
 
 const HEAVY = process.env.SLUICE_HEAVY === '1';
 jest.setTimeout(HEAVY ? 600_000 : 120_000);
 
 const MiB = 1024 * 1024;
-const mib = (bytes: number): number => Math.round((bytes / MiB) * 10) / 10;
 const MAX_BODY = HEAVY ? 32 * MiB : 2 * MiB;
 const BUDGET = HEAVY ? 768 * MiB : 80 * MiB;
 /**
@@ -153,22 +152,8 @@ const WARM_WORKER_BYTES = 16 * MiB;
 const IDLE_ALLOWANCE = (HEAVY ? 64 : 32) * MiB;
 async function expectMemoryBack(): Promise<void> {
   const bound = Math.min(2 * startup + 100 * MiB, startup + IDLE_ALLOWANCE + WARM_WORKER_BYTES);
-  const t0 = Date.now();
-  let rss = gw.rss() ?? 0;
   // The second collection runs 7 s after the last request ends: up to 15 s (heavy: 30 s).
-  for (let i = 0; i < (HEAVY ? 300 : 150) && rss > bound; i++) {
-    await sleep(100);
-    rss = gw.rss() ?? 0;
-  }
-  if (process.env.SLUICE_HOSTILE_RSS === '1') {
-    // By hand: where RSS settles (after both collections) besides when it got under the bound.
-    const afterMs = Date.now() - t0;
-    while (Date.now() - t0 < 9000) await sleep(250);
-    const line = { test: expect.getState().currentTestName, startupMiB: mib(startup), rssMiB: mib(rss), afterMs, settledMiB: mib(gw.rss() ?? 0) };
-    process.stdout.write(`[limits rss] ${JSON.stringify(line)}\n`);
-  }
-  const seen = { rssMiB: mib(rss), boundMiB: mib(bound) };
-  expect({ ...seen, within: rss <= bound }).toEqual({ ...seen, within: true });
+  await expectRssBack(gw, bound, (HEAVY ? 30 : 15) * 1000, 'limits', { startup });
 }
 
 /** `{"model":"ok","messages":[{"role":"user","content":"xxxx…"}]…}` of about `bytes` bytes. */
