@@ -8,10 +8,10 @@
  * Scaled down for CI (small configured limits: 4 slots, 40 connections, 1 s timeouts). The heavy
  * cases (a 512 MiB argument, a call index of 1e9) run with `npm run test:hostile-heavy`.
  */
+import { expectRssBack } from './rss';
 import { OK_PATHS, startHostileUpstream, type HostileUpstream } from './upstream';
 import {
   type ChildGateway,
-  expectRssBack,
   get,
   idleSockets,
   isOkStream,

@@ -23,9 +23,10 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { expectRssBack } from './rss';
 import { startHostileUpstream, type HostileUpstream } from './upstream';
 import { loopProbeFile } from './loopProbeFile';
-import { anyError, type ChildGateway, expectRssBack, post, ROUTES, routeBody, sampleRss, spawnGateway, watchHealth } from './clients';
+import { anyError, type ChildGateway, post, ROUTES, routeBody, sampleRss, spawnGateway, watchHealth } from './clients';
 
 const HEAVY = process.env.SLUICE_HEAVY === '1';
 jest.setTimeout(HEAVY ? 600_000 : 120_000);
