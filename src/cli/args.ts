@@ -13,6 +13,13 @@ export class UsageError extends Error {
   }
 }
 
+/** One line for any failure; the stack only with --debug. */
+export function failureLine(err: unknown, debug: boolean): string {
+  if (debug && err instanceof Error && err.stack) return err.stack;
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split('\n')[0]!.trim() || 'unknown error';
+}
+
 export interface FlagSpec {
   /** 'string' takes a value; 'boolean' does not. */
   type: 'string' | 'boolean';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { UsageError } from './args';
+import { failureLine, UsageError } from './args';
 import { CliError } from './input';
 import { registerTextParsers } from '../parsers';
 
@@ -63,12 +63,6 @@ function takeDebugFlag(argv: string[]): { argv: string[]; debug: boolean } {
   return { argv: argv.filter((a) => a !== '--debug'), debug };
 }
 
-/** One line for any failure; the stack only with --debug. */
-export function failureLine(err: unknown, debug: boolean): string {
-  if (debug && err instanceof Error && err.stack) return err.stack;
-  const msg = err instanceof Error ? err.message : String(err);
-  return msg.split('\n')[0]!.trim() || 'unknown error';
-}
 
 
 export async function main(rawArgv: string[]): Promise<number> {

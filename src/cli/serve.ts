@@ -12,7 +12,7 @@ import { parseModelMap } from '../gateway/canonical';
 import type { UpstreamFormatName } from '../gateway/upstream/types';
 import { startTraceBackend, type TraceBackend } from '../gateway/scripted';
 import type { WireFormat } from '../wire/events';
-import { parseArgs, UsageError, type FlagSpec } from './args';
+import { failureLine, parseArgs, UsageError, type FlagSpec } from './args';
 import { BODY_MEMORY_FACTOR, DEFAULT_BODY_BUDGET_BYTES } from '../gateway/body';
 
 export const HELP = `sluice serve — one gateway for Anthropic Messages, OpenAI Responses and OpenAI
@@ -130,7 +130,8 @@ Options (each has an environment variable; the flag wins):
                             text, tool arguments or results; one "turn" record per request
                             is what \`sluice report\` reads                 [SLUICE_LOG_LEVEL]
   --log-format F            text (default: a short banner on stdout) or json (no banner:
-                            stdout stays empty, stderr is only JSON lines) [SLUICE_LOG_FORMAT]
+                            stdout stays empty, stderr is only JSON lines, a failure to
+                            start included)                            [SLUICE_LOG_FORMAT]
   --inspect                 relay every request's actors to the Stately inspector (local
                             websocket relay, port SLUICE_INSPECT_PORT or 8080)
   --inspect-log FILE        record XState inspection events as JSONL (contents redacted)
@@ -414,7 +415,47 @@ function safeUrl(u: string): string {
   }
 }
 
+/**
+ * `--log-format json` (or SLUICE_LOG_FORMAT=json) read before the full parse, so that a start-up
+ * failure, a usage error included, keeps the promise that stderr holds only JSON lines.
+ */
+export function wantsJsonLogs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  let flag: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') break;
+    if (a === '--log-format') flag = argv[i + 1];
+    else if (a.startsWith('--log-format=')) flag = a.slice('--log-format='.length);
+  }
+  return (flag ?? env[ENV['log-format']!]) === 'json';
+}
+
+/**
+ * Why `sluice serve` did not start: one line on stderr, whatever --log-level says (the exit code
+ * alone would leave an operator guessing). Text: `sluice serve: <why>`; JSON: one `error` record,
+ * `msg` `usage_error` (exit 2) or `startup_failed` (exit 1), the reason in `error`.
+ */
+function startupFailure(json: boolean, error: string, kind: 'usage_error' | 'startup_failed' = 'startup_failed'): void {
+  if (!json) {
+    process.stderr.write(`sluice serve: ${error}\n`);
+    return;
+  }
+  new Logger('error').error(kind, kind === 'usage_error' ? { error, help: 'sluice serve --help' } : { error });
+}
+
 export async function run(argv: string[]): Promise<number> {
+  if (!wantsJsonLogs(argv)) return serve(argv);
+  try {
+    return await serve(argv);
+  } catch (err) {
+    // In text mode src/cli/main.ts prints these; here they become the same one line, as JSON.
+    const usage = err instanceof UsageError;
+    startupFailure(true, failureLine(err, false), usage ? 'usage_error' : 'startup_failed');
+    return usage ? 2 : 1;
+  }
+}
+
+async function serve(argv: string[]): Promise<number> {
   const { options, help, level, scripted, json, otel: otelConfig } = optionsFrom(argv);
   if (help) {
     process.stdout.write(HELP);
@@ -427,7 +468,7 @@ export async function run(argv: string[]): Promise<number> {
     try {
       backend = await startTraceBackend(scripted);
     } catch (err) {
-      process.stderr.write(`sluice serve: ${err instanceof Error ? err.message : String(err)}\n`);
+      startupFailure(json === true, failureLine(err, false));
       return 1;
     }
     options.upstream = backend.upstream.url;
@@ -435,7 +476,7 @@ export async function run(argv: string[]): Promise<number> {
     if (f === 'openai-chat' || f === 'openai-responses' || f === 'anthropic' || f === 'gemini') {
       if (options.upstreamFormat !== undefined && options.upstreamFormat !== f) {
         await backend.upstream.close();
-        process.stderr.write(`sluice serve: the trace is ${f}, not ${options.upstreamFormat}; drop --upstream-format\n`);
+        startupFailure(json === true, `the trace is ${f}, not ${options.upstreamFormat}; drop --upstream-format`, 'usage_error');
         return 2;
       }
       options.upstreamFormat = f;
@@ -450,9 +491,7 @@ export async function run(argv: string[]): Promise<number> {
   if (options.format?.startsWith('text:')) {
     const factory = loadTextAdapterFactory();
     if (!factory) {
-      process.stderr.write(
-        'sluice serve: --parser needs the open-model text parsers (src/parsers), which this build does not include\n',
-      );
+      startupFailure(json === true, '--parser needs the open-model text parsers (src/parsers), which this build does not include');
       return 1;
     }
     options.textAdapter = factory;
@@ -483,7 +522,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     gw = await startGateway(options);
   } catch (err) {
-    process.stderr.write(`sluice serve: ${err instanceof Error ? err.message : String(err)}\n`);
+    startupFailure(json === true, failureLine(err, false));
     await backend?.upstream.close();
     await otel?.shutdown();
     return 1;

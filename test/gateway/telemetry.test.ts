@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { Logger, type LogRecord, turnLogObserver } from '../../src/gateway/log';
 import { otelConfigFromEnv } from '../../src/gateway/otel';
 import { startGateway } from '../../src/gateway/server';
+import { wantsJsonLogs } from '../../src/cli/serve';
 import { chatChunk, type ScriptLine, startScriptedUpstream, type ScriptedUpstream } from '../../src/gateway/scripted';
 import { childCli, childEnv } from '../journal/childBuild';
 import { rawRequest } from './helpers';
@@ -306,6 +307,57 @@ test('misconfigured OTEL_* values are one-line usage errors (exit 2) before anyt
   const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   expect(code).toBe(2);
   expect(err.trim().split('\n')).toEqual(['sluice serve: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http/protobuf or http/json (see sluice serve --help)']);
+}, 150_000);
+
+/** `sluice serve` that is expected not to start: its exit code and what it wrote. */
+async function serveFails(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [childCli(), 'serve', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  return { code, out, err };
+}
+
+test('--log-format json: a start-up failure is one JSON error record too (usage_error exit 2, startup_failed exit 1), stdout empty', async () => {
+  expect(wantsJsonLogs(['--log-format', 'json'], {})).toBe(true);
+  expect(wantsJsonLogs(['--log-format=json'], {})).toBe(true);
+  expect(wantsJsonLogs([], { SLUICE_LOG_FORMAT: 'json' })).toBe(true);
+  expect(wantsJsonLogs(['--log-format', 'text'], { SLUICE_LOG_FORMAT: 'json' })).toBe(false);
+  expect(wantsJsonLogs(['--', '--log-format', 'json'], {})).toBe(false);
+
+  const usage = await serveFails(['--upstream', up.url, '--log-format', 'json', '--port', 'nope']);
+  expect(usage.code).toBe(2);
+  expect(usage.out).toBe('');
+  const lines = usage.err.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: 'usage_error', error: '--port (or SLUICE_PORT) must be an integer from 0 to 65535 (got "nope")', help: 'sluice serve --help' });
+
+  // The environment chooses JSON as well; a misconfigured OTEL_* is a usage error like a flag.
+  const otel = await serveFails(['--upstream', up.url], { SLUICE_LOG_FORMAT: 'json', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' });
+  expect(otel.code).toBe(2);
+  expect(otel.err.trim().split('\n').map((l) => (JSON.parse(l) as Json).msg)).toEqual(['usage_error']);
+
+  // The port is taken: the gateway cannot listen.
+  const taken = http.createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  try {
+    const port = String((taken.address() as AddressInfo).port);
+    const failed = await serveFails(['--upstream', up.url, '--log-format', 'json', '--port', port]);
+    expect(failed.code).toBe(1);
+    expect(failed.out).toBe('');
+    const records = failed.err.trim().split('\n').map((l) => JSON.parse(l) as Json);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ level: 'error', msg: 'startup_failed' });
+    expect(String(records[0]!.error)).toContain(port);
+    // Text mode says the same in one plain line.
+    const text = await serveFails(['--upstream', up.url, '--port', port]);
+    expect(text.code).toBe(1);
+    expect(text.err.trim().split('\n')).toEqual([`sluice serve: ${String(records[0]!.error)}`]);
+  } finally {
+    await new Promise<void>((r) => taken.close(() => r()));
+  }
 }, 150_000);
 
 test('a dead backend: the client gets 502 and the log says so at warn (no turn record: there was no turn)', async () => {
