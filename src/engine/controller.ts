@@ -9,6 +9,7 @@ import {
   type TurnOutcome,
   type TurnSettings,
   completeCall,
+  readyCallStart,
   turnMachine,
 } from '../../machines/turn.machine';
 import { ArgBuffer } from '../args/buffer';
@@ -276,6 +277,7 @@ export class TurnController {
     this.knownIds = new Set(opts.knownCallIds ?? []);
     this.limits = resolveLimits(opts.limits);
     this.done = new Promise((r) => (this.resolveDone = r));
+    this.runTool = opts.runTool;
     const settings: TurnSettings = {
       mode: this.mode,
       singleTool: opts.singleTool ?? false,
@@ -284,9 +286,9 @@ export class TurnController {
       earlyStart: opts.earlyStart ?? 'safe',
       maxConcurrent: opts.maxConcurrent ?? 10,
       onAbort: opts.onAbort ?? 'commit',
-      classify: opts.classify ?? DEFAULT_CLASSIFY,
+      classify: this.classifyOnce(opts.classify ?? DEFAULT_CLASSIFY),
       reuseResults: opts.reuseResults ?? 'safe',
-      runTool: opts.runTool && ((call, signal) => (this.runHook ? this.runHook(call, signal, opts.runTool!) : opts.runTool!(call, signal))),
+      runTool: opts.runTool && ((call, signal) => this.adoptOrRun(call, signal, opts.runTool!)),
       // What the turn tells the controller, called directly (not emitted: see `TurnSettings.notify`).
       notify: (e) => this.onMachineEvent(e),
     };
@@ -539,7 +541,10 @@ export class TurnController {
     }
     const p = s.buf.parse();
     if (p.kind === 'object') {
-      completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: 'object', input: p.value });
+      const event = { type: 'call.complete', index: s.index, outcome: 'object', input: p.value } as const;
+      if (this.runTool !== undefined && this.runHook === undefined) this.startAtCompletion(event, this.runTool);
+      completeCall(this.actor, event);
+      if (this.started !== undefined) this.unadopted(this.started);
     } else {
       completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: p.kind });
     }
@@ -894,6 +899,68 @@ export class TurnController {
   }
 
   private runHook?: RunHook;
+  private readonly runTool?: RunToolFn;
+  /** The run `startAtCompletion` began, until the call actor entering `running` adopts it (`adoptOrRun`). */
+  private started?: { index: number; attempt: number; result: Promise<CallResult> };
+  /** The last classification asked for (`classifyOnce`). */
+  private classified?: { name: string; input: Record<string, unknown>; c: Classification };
+
+  /**
+   * A ready call that the turn's pump will release and start as it hears of it (`readyCallStart`)
+   * has its tool invoked here, at its completion, before the machine steps that follow (the call's
+   * `call.complete`, the turn's report and pump, the call's `call.release {start}`); the call actor
+   * adopts the run when it enters `running` (`adoptOrRun`). Not with a run hook (a journaled turn
+   * writes its `released` record, then the write-ahead `started`, before the tool runs).
+   */
+  private startAtCompletion(event: { index: number; input: Record<string, unknown> }, run: RunToolFn): void {
+    const go = readyCallStart(this.actor, event);
+    if (go === undefined) return;
+    const signal = go.abort.forRun().signal;
+    let result: Promise<CallResult>;
+    try {
+      result = run(go.call, signal);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    this.started = { index: go.call.index, attempt: go.call.attempt, result };
+  }
+
+  /** The call actor's tool run: the one `startAtCompletion` began for this call, or a new one. */
+  private adoptOrRun(call: RunToolInput, signal: AbortSignal, run: RunToolFn): Promise<CallResult> {
+    const started = this.started;
+    if (started !== undefined && started.index === call.index && started.attempt === call.attempt) {
+      this.started = undefined;
+      return started.result;
+    }
+    return this.runHook ? this.runHook(call, signal, run) : run(call, signal);
+  }
+
+  /**
+   * A run began at completion that the turn did not start (`readyCallStart` and the pump
+   * disagreed: a bug). Its outcome is dropped, loudly.
+   */
+  private unadopted(started: { index: number; result: Promise<CallResult> }): void {
+    this.started = undefined;
+    started.result.catch(() => undefined);
+    this.warn('internal_error', `call ${started.index}: its tool was started at completion but the turn did not start it; its result is dropped`, started.index);
+  }
+
+  /**
+   * The embedder's classifier, asked once per call: `readyCallStart` asks at completion, and the
+   * turn's `recordReady` asks again right after with the same name and input object.
+   */
+  private classifyOnce(classify: NonNullable<ControllerOptions['classify']>): (name: string, input: Record<string, unknown>) => Classification {
+    return (name, input) => {
+      const last = this.classified;
+      if (last !== undefined && last.input === input && last.name === name) {
+        this.classified = undefined;
+        return last.c;
+      }
+      const c = classify(name, input);
+      this.classified = { name, input, c };
+      return c;
+    };
+  }
 
   /** Wrap every tool run from now on (one hook; src/journal's TurnJournal.attach sets it). */
   setRunHook(hook: RunHook | undefined): void {

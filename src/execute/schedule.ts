@@ -45,6 +45,12 @@ export interface StartContext {
   unrequestedApprovals?: number;
   /** The indices seen so far: scans jump over indices that never appeared (O(calls seen)). */
   seen?: SeenIndices;
+  /**
+   * Decide as if `calls[assume.index]` were `assume.view` (the view the turn's pump will see once it
+   * has released that call): how the controller asks, at a call's completion, whether the pump that
+   * follows starts it (`readyCallStart`, machines/turn.machine.ts).
+   */
+  assume?: { index: number; view: StartView };
 }
 
 export interface StartDecision {
@@ -68,6 +74,8 @@ export function decideStarts(
   let running = ctx.running;
   let allEarlierSettled = true;
   const seen = ctx.seen;
+  const assumed = ctx.assume === undefined ? -1 : ctx.assume.index;
+  const assumedView = ctx.assume?.view;
   /** The next position to look at after `at`: the next seen index when known (skips gaps). */
   const step = (at: number): number => {
     if (seen === undefined) return at + 1;
@@ -78,14 +86,14 @@ export function decideStarts(
   // Advance the frontier over the settled prefix. A gap stops it until the stream ends: the
   // missing index may still appear, and must not end up behind the frontier.
   while (i < calls.length) {
-    const v = calls[i];
+    const v = i === assumed ? assumedView : calls[i];
     if (v === undefined ? !ctx.streamEnded : !v.suppressed && !settled(v.phase)) break;
     i = ctx.streamEnded ? step(i) : i + 1; // before the end, stop on the next gap (O(1)), never jump it
   }
   const newFrontier = i;
 
   for (; i < calls.length; i = step(i)) {
-    const raw = calls[i];
+    const raw = i === assumed ? assumedView : calls[i];
     if (raw === undefined || raw.suppressed || settled(raw.phase)) continue;
     const v: StartView = raw.settling ? { phase: 'running', safe: true, approval: raw.approval } : raw;
     if (v.phase !== 'released' && v.phase !== 'running') {

@@ -1,0 +1,157 @@
+import type { CallResult, Classification, RunToolInput } from '../../src/calls';
+import { settleMicrotasks, VirtualClock } from '../../src/engine/clock';
+import { type ControllerOptions, TurnController } from '../../src/engine/controller';
+import type { StreamEvent } from '../../src/wire/events';
+import { end, finish, frag, id } from './helpers';
+
+/**
+ * Issue 20 goal 2: a ready call that the turn's pump releases and starts as it hears of it has its
+ * tool invoked inside the `feed()` of its completing event, before the machine steps that follow
+ * (`readyCallStart`, TurnController.startAtCompletion); the call actor adopts that run. Everything
+ * else (barriers, approvals, unsafe calls, run hooks, inspected turns) keeps the usual order.
+ */
+
+const SAFE: Classification = { safe: true, needsApproval: false };
+const byName: Record<string, Classification> = {
+  read_file: SAFE,
+  edit_file: { safe: false, needsApproval: false },
+  ask: { safe: true, needsApproval: true },
+};
+
+/** A turn whose log interleaves controller events and tool invocations, in the order they happen. */
+function turn(opts: ControllerOptions = {}) {
+  const log: string[] = [];
+  const runs: RunToolInput[] = [];
+  const classified: string[] = [];
+  const resolvers: Array<(r: CallResult) => void> = [];
+  const c = new TurnController({
+    mode: 'execute',
+    clock: new VirtualClock(),
+    classify: (name) => {
+      classified.push(name);
+      return byName[name] ?? SAFE;
+    },
+    runTool: (call) => {
+      log.push(`run ${call.index}`);
+      runs.push(call);
+      return new Promise((resolve) => resolvers.push(resolve));
+    },
+    ...opts,
+  });
+  c.events.on('call.released', (t) => log.push(`released ${t.index}`));
+  c.events.on('tool.start', (t) => log.push(`start ${t.index}`));
+  c.events.on('warning', (w) => log.push(`warning ${w.code}`));
+  const feed = (evs: StreamEvent[]) => {
+    for (const e of evs) c.feed(e);
+  };
+  const finishAll = async () => {
+    for (const r of resolvers) r({ ok: true, content: 'ok' });
+    await settleMicrotasks();
+  };
+  return { c, log, runs, classified, feed, finishAll };
+}
+
+const call = (i: number, name: string): StreamEvent[] => [id(i, `c${i}`, name), frag(i, `{"path":"f${i}"}`)];
+
+test('a safe call ready at the frontier runs inside its completing feed, before the turn tells the controller', async () => {
+  const t = turn();
+  t.feed([id(0, 'c0', 'read_file'), frag(0, '{"path":')]);
+  expect(t.log).toEqual([]);
+  t.c.feed(frag(0, '"a.ts"}')); // closes the object: completion is inferred here
+  expect(t.log).toEqual(['run 0', 'released 0', 'start 0']);
+  expect(t.runs).toEqual([{ index: 0, attempt: 1, callId: 'c0', name: 'read_file', input: { path: 'a.ts' } }]);
+  expect(t.classified).toEqual(['read_file']); // the embedder's classifier runs once per call
+  t.feed(call(1, 'read_file'));
+  t.feed([finish(), end]);
+  await t.finishAll();
+  const s = await t.c.done;
+  expect(s.outcome).toBe('done');
+  expect(t.runs.map((r) => r.index)).toEqual([0, 1]); // each tool ran once
+  expect(s.calls.map((x) => x.state)).toEqual(['resulted', 'resulted']);
+  expect(s.history[1]).toMatchObject({ role: 'tool', results: [{ callId: 'c0', ok: true }, { callId: 'c1', ok: true }] });
+  expect(t.log.filter((l) => l.startsWith('warning'))).toEqual([]);
+});
+
+test('the abort signal is the attempt\'s: discarding the attempt aborts a run started at completion', async () => {
+  const signals: AbortSignal[] = [];
+  const t = turn({
+    maxAttempts: 2,
+    retryBaseMs: 0,
+    runTool: (_call, signal) => {
+      signals.push(signal);
+      return new Promise(() => undefined);
+    },
+  });
+  t.feed(call(0, 'read_file'));
+  expect(signals).toHaveLength(1);
+  expect(signals[0]!.aborted).toBe(false);
+  t.c.feed({ type: 'stream.error', error: { type: 'overloaded', message: 'busy' }, retryable: true });
+  expect(signals[0]!.aborted).toBe(true);
+});
+
+test('behind a pending earlier call, an unsafe call or an approval the call takes the usual way', async () => {
+  // Call 1 completes while call 0 is still streaming: released only with call 0, not at its completion.
+  const a = turn();
+  a.feed([id(0, 'c0', 'read_file'), frag(0, '{"path":'), ...call(1, 'read_file')]);
+  expect(a.log).toEqual([]);
+  a.c.feed(frag(0, '"x"}'));
+  expect(a.log).toEqual(['run 0', 'released 0', 'released 1', 'start 0', 'start 1', 'run 1']); // call 0 at its completion, call 1 the usual way
+
+  // An unsafe call released before: nothing later starts mid-stream.
+  const b = turn();
+  b.feed([...call(0, 'edit_file'), ...call(1, 'read_file')]);
+  expect(b.log).toEqual(['released 0', 'released 1']);
+
+  // A call that needs approval is released, never started before its approval.
+  const c = turn();
+  c.feed(call(0, 'ask'));
+  expect(c.log).toEqual(['released 0']);
+  c.c.approve(0);
+  expect(c.log).toEqual(['released 0', 'start 0', 'run 0']);
+  expect(c.classified).toEqual(['ask']);
+});
+
+test('at the concurrency cap the next call waits for a result', async () => {
+  const t = turn({ maxConcurrent: 1 });
+  t.feed(call(0, 'read_file'));
+  t.feed(call(1, 'read_file'));
+  expect(t.log).toEqual(['run 0', 'released 0', 'start 0', 'released 1']);
+  await t.finishAll();
+  expect(t.log.slice(4)).toEqual(['start 1', 'run 1']);
+});
+
+test('with a run hook (a journaled turn) the hook still runs after the release and the start are told', () => {
+  const t = turn();
+  t.c.setRunHook((c, signal, run) => {
+    t.log.push(`hook ${c.index}`);
+    return run(c, signal);
+  });
+  t.feed(call(0, 'read_file'));
+  expect(t.log).toEqual(['released 0', 'start 0', 'hook 0', 'run 0']);
+});
+
+test('an inspected turn keeps the usual order (the inspector sees every step before the run)', () => {
+  const t = turn({ inspect: () => undefined });
+  t.feed(call(0, 'read_file'));
+  expect(t.log).toEqual(['released 0', 'start 0', 'run 0']);
+});
+
+test('earlyStart none holds the start until the stream ended', () => {
+  const t = turn({ earlyStart: 'none' });
+  t.feed(call(0, 'read_file'));
+  expect(t.log).toEqual(['released 0']);
+  t.feed([finish(), end]);
+  expect(t.log).toEqual(['released 0', 'start 0', 'run 0']);
+});
+
+test('a runner that throws at once gives an error result, as on the usual way', async () => {
+  const t = turn({
+    runTool: () => {
+      throw new Error('boom');
+    },
+  });
+  t.feed([...call(0, 'read_file'), finish(), end]);
+  await settleMicrotasks();
+  const s = await t.c.done;
+  expect(s.calls[0]!.result).toEqual({ ok: false, content: 'boom' });
+});
