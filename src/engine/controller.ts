@@ -316,6 +316,10 @@ export class TurnController {
 
   /** Feed one canonical event. Cheap for fragments and text; never throws on odd input. */
   feed(ev: StreamEvent): void {
+    if (this.held !== undefined) {
+      this.held.push(() => this.feed(ev));
+      return;
+    }
     if (!this.attemptOpen) return;
     if (this.ignoring && ev.type !== 'stream.end' && ev.type !== 'stream.error') return;
     switch (ev.type) {
@@ -542,9 +546,16 @@ export class TurnController {
     const p = s.buf.parse();
     if (p.kind === 'object') {
       const event = { type: 'call.complete', index: s.index, outcome: 'object', input: p.value } as const;
-      if (this.runTool !== undefined && this.runHook === undefined) this.startAtCompletion(event, this.runTool);
-      completeCall(this.actor, event);
-      if (this.started !== undefined) this.unadopted(this.started);
+      if (this.runTool !== undefined && this.runHook === undefined && this.startAtCompletion(event, this.runTool)) {
+        // The turn hears the completion (and releases and starts the call) before anything the
+        // tool asked for as it was invoked (`held`).
+        try {
+          completeCall(this.actor, event);
+        } finally {
+          if (this.started !== undefined) this.unadopted(this.started);
+          this.runHeld();
+        }
+      } else completeCall(this.actor, event);
     } else {
       completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: p.kind });
     }
@@ -881,18 +892,30 @@ export class TurnController {
   // ---------------------------------------------------------------- harness controls
 
   abort(mode?: AbortMode): void {
+    if (this.held !== undefined) {
+      this.held.push(() => this.abort(mode));
+      return;
+    }
     if (this.finished) return;
     this.trace({ t: this.clock.now(), kind: 'aborted', attempt: this.attempt });
     this.actor.send({ type: 'turn.abort', mode });
   }
 
   approve(index: number): void {
+    if (this.held !== undefined) {
+      this.held.push(() => this.approve(index));
+      return;
+    }
     if (this.finished) return; // a late answer after an abort
     this.trace({ t: this.clock.now(), kind: 'approved', attempt: this.attempt, index });
     this.actor.send({ type: 'approval.granted', index });
   }
 
   deny(index: number, reason?: string): void {
+    if (this.held !== undefined) {
+      this.held.push(() => this.deny(index, reason));
+      return;
+    }
     if (this.finished) return;
     this.trace({ t: this.clock.now(), kind: 'denied', attempt: this.attempt, index });
     this.actor.send({ type: 'approval.denied', index, reason });
@@ -912,10 +935,11 @@ export class TurnController {
    * adopts the run when it enters `running` (`adoptOrRun`). Not with a run hook (a journaled turn
    * writes its `released` record, then the write-ahead `started`, before the tool runs).
    */
-  private startAtCompletion(event: { index: number; input: Record<string, unknown> }, run: RunToolFn): void {
+  private startAtCompletion(event: { index: number; input: Record<string, unknown> }, run: RunToolFn): boolean {
     const go = readyCallStart(this.actor, event);
-    if (go === undefined) return;
+    if (go === undefined) return false;
     const signal = go.abort.forRun().signal;
+    this.held = [];
     let result: Promise<CallResult>;
     try {
       result = run(go.call, signal);
@@ -923,6 +947,20 @@ export class TurnController {
       result = Promise.reject(error);
     }
     this.started = { index: go.call.index, attempt: go.call.attempt, result };
+    return true;
+  }
+
+  /**
+   * What a tool invoked at its completion asked the controller for as it was invoked (`feed`,
+   * `abort`, `approve`, `deny`), held until the turn has released and started that call: then, in
+   * order, as it would have happened had the call actor invoked the tool.
+   */
+  private held?: Array<() => void>;
+
+  private runHeld(): void {
+    const held = this.held;
+    this.held = undefined;
+    if (held !== undefined) for (const f of held) f();
   }
 
   /** The call actor's tool run: the one `startAtCompletion` began for this call, or a new one. */

@@ -155,3 +155,56 @@ test('a runner that throws at once gives an error result, as on the usual way', 
   const s = await t.c.done;
   expect(s.calls[0]!.result).toEqual({ ok: false, content: 'boom' });
 });
+
+describe('a tool that calls back into the controller as it is invoked gets what it got on the usual way', () => {
+  /** The same turn started at completion and the usual way (an inspected turn takes the usual way). */
+  async function both(act: (c: TurnController, call: RunToolInput) => void) {
+    const out = [];
+    for (const inspect of [undefined, () => undefined]) {
+      const signals: AbortSignal[] = [];
+      const c: TurnController = new TurnController({
+        mode: 'execute',
+        clock: new VirtualClock(),
+        classify: () => SAFE,
+        ...(inspect ? { inspect } : {}),
+        runTool: (call, signal) => {
+          signals.push(signal);
+          act(c, call);
+          return new Promise((resolve) => signal.addEventListener('abort', () => resolve({ ok: false, content: 'aborted' })));
+        },
+      });
+      const warnings: string[] = [];
+      c.events.on('warning', (w) => warnings.push(w.code));
+      c.feed(call(0, 'read_file')[0]!);
+      c.feed(call(0, 'read_file')[1]!);
+      c.feed(finish());
+      c.feed(end);
+      await settleMicrotasks();
+      const s = await c.done;
+      out.push({ outcome: s.outcome, history: s.history, states: s.calls.map((x) => x.state), aborted: signals.map((x) => x.aborted), warnings, trace: s.trace.map((e) => e.kind) });
+    }
+    expect(out[0]).toEqual(out[1]);
+    return out[0]!;
+  }
+
+  test('abort (commit): the call is in the message with its interrupted result, its signal fired', async () => {
+    const r = await both((c) => c.abort('commit'));
+    expect(r.outcome).toBe('aborted');
+    expect(r.aborted).toEqual([true]);
+    expect(r.history[1]).toMatchObject({ results: [{ callId: 'c0', synthetic: 'interrupted' }] });
+  });
+
+  test('abort (drop): nothing of the turn is left, the signal fired', async () => {
+    const r = await both((c) => c.abort('drop'));
+    expect(r.outcome).toBe('dropped');
+    expect(r.aborted).toEqual([true]);
+  });
+
+  test('a stream error fed from the tool: the turn fails and the run is aborted', async () => {
+    const r = await both((c, x) => {
+      if (x.attempt === 1) c.feed({ type: 'stream.error', error: { type: 'overloaded', message: 'busy' }, retryable: false });
+    });
+    expect(r.outcome).toBe('failed');
+    expect(r.aborted).toEqual([true]);
+  });
+});
