@@ -604,7 +604,7 @@ export class TurnController {
       case 'call.released': {
         const s = this.slots.get(e.index);
         if (!s || e.attempt !== this.attempt) return;
-        const t = this.clock.now();
+        const t = this.timeOf(e);
         s.timing.releasedMs = t;
         s.timing.readyMs ??= t;
         const view = this.actor.getSnapshot().context.calls[e.index];
@@ -647,7 +647,7 @@ export class TurnController {
       case 'call.ready': {
         if (e.attempt !== this.attempt) return;
         const s = this.slots.get(e.index);
-        const t = this.clock.now();
+        const t = this.timeOf(e);
         if (s) {
           s.timing.readyMs = t;
           this.events.emit('call.ready', s.timing);
@@ -672,7 +672,7 @@ export class TurnController {
       case 'tool.start': {
         const s = this.slots.get(e.index);
         if (!s || e.attempt !== this.attempt) return;
-        s.timing.startedMs = this.clock.now();
+        s.timing.startedMs = this.timeOf(e);
         s.timing.state = 'running';
         this.trace({ t: s.timing.startedMs, kind: 'started', attempt: e.attempt, index: e.index });
         this.events.emit('tool.start', s.timing);
@@ -924,7 +924,7 @@ export class TurnController {
   private runHook?: RunHook;
   private readonly runTool?: RunToolFn;
   /** The run `startAtCompletion` began, until the call actor entering `running` adopts it (`adoptOrRun`). */
-  private started?: { index: number; attempt: number; result: Promise<CallResult> };
+  private started?: { index: number; attempt: number; t: number; result: Promise<CallResult> };
   /** The last classification asked for (`classifyOnce`). */
   private classified?: { name: string; input: Record<string, unknown>; c: Classification };
 
@@ -940,13 +940,14 @@ export class TurnController {
     if (go === undefined) return false;
     const signal = go.abort.forRun().signal;
     this.held = [];
+    const t = this.clock.now();
     let result: Promise<CallResult>;
     try {
       result = run(go.call, signal);
     } catch (error) {
       result = Promise.reject(error);
     }
-    this.started = { index: go.call.index, attempt: go.call.attempt, result };
+    this.started = { index: go.call.index, attempt: go.call.attempt, t, result };
     return true;
   }
 
@@ -961,6 +962,16 @@ export class TurnController {
     const held = this.held;
     this.held = undefined;
     if (held !== undefined) for (const f of held) f();
+  }
+
+  /**
+   * When what the turn tells of a call happened: now, or for a call whose run began at its
+   * completion (the turn tells of its readiness, release and start before the call adopts the run)
+   * the time it began, when the turn decided all three. Keeps the trace's times in order.
+   */
+  private timeOf(e: { index: number; attempt: number }): number {
+    const early = this.started;
+    return early !== undefined && early.index === e.index && early.attempt === e.attempt ? early.t : this.clock.now();
   }
 
   /** The call actor's tool run: the one `startAtCompletion` began for this call, or a new one. */

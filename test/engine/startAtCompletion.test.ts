@@ -1,6 +1,7 @@
 import type { CallResult, Classification, RunToolInput } from '../../src/calls';
 import { settleMicrotasks, VirtualClock } from '../../src/engine/clock';
 import { type ControllerOptions, TurnController } from '../../src/engine/controller';
+import { checkTrace } from '../../src/history/check';
 import type { StreamEvent } from '../../src/wire/events';
 import { end, finish, frag, id } from './helpers';
 
@@ -207,4 +208,24 @@ describe('a tool that calls back into the controller as it is invoked gets what 
     expect(r.outcome).toBe('failed');
     expect(r.aborted).toEqual([true]);
   });
+});
+
+test('ready, released and started are when the tool was invoked (the turn decided all three then), not when the turn told of them', async () => {
+  const clock = new VirtualClock();
+  const c = new TurnController({
+    mode: 'execute',
+    clock,
+    classify: () => SAFE,
+    runTool: () => {
+      clock.advanceTo(clock.now() + 7); // the tool's own synchronous part takes 7 ms
+      return Promise.resolve({ ok: true, content: 'ok' });
+    },
+  });
+  clock.advanceTo(100);
+  for (const e of [...call(0, 'read_file'), finish(), end]) c.feed(e);
+  await settleMicrotasks();
+  const s = await c.done;
+  expect(s.calls[0]).toMatchObject({ completeMs: 100, readyMs: 100, releasedMs: 100, startedMs: 100, resultMs: 107 });
+  expect(s.trace.filter((e) => e.index === 0).map((e) => [e.kind, e.t])).toEqual([['ready', 100], ['released', 100], ['started', 100], ['resulted', 107]]);
+  expect(checkTrace(s.trace).warnings).toEqual([]); // times never decrease
 });
