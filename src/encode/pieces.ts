@@ -182,6 +182,15 @@ export class PiecewiseEncoder {
   }
 
   /**
+   * The next piece as a writer takes it: SSE text, or bytes already UTF-8 (the Responses encoder's
+   * closing frames repeat an item's text four times and hand out one buffer of it each time).
+   * `more()` is the same output as text.
+   */
+  piece(): string | Buffer {
+    return this.more();
+  }
+
+  /**
    * The queue for `ev`'s frames, or undefined (the encoder's own path): when piecewise and the queue
    * still holds frames (or ever made, with `sticky`), or `ev` is a call over ARG_PIECE_CHARS.
    */

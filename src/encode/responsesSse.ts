@@ -56,6 +56,13 @@ interface OpenItem {
   escaped: EscapedRuns;
   signature?: string;
   deltaHead?: string;
+  /**
+   * What follows a delta's JSON string up to the last three digits of its `sequence_number`
+   * (`,"logprobs":[],"sequence_number":` and the thousands), remade every 1,000 events: a delta's
+   * frame then ends with a table string (`SEQ_END`), never a number made into a new string.
+   */
+  seqHead?: string;
+  seqK?: number;
 }
 export type ResponsesEvent = Record<string, unknown> & { type: string };
 
@@ -74,7 +81,7 @@ export class ResponsesEventBuilder {
    * stand-in string (`\u0000sluice-text-<nonce>-<n>`) and `resolveInto` puts the escaped text's runs
    * in its place in the JSON of a frame. Unset (the body builder), items carry the text itself.
    */
-  private standIns: { mark: string; jsonMark: string; texts: (readonly string[])[] } | undefined;
+  private standIns: { mark: string; jsonMark: string; texts: (readonly string[])[]; bytes: (Buffer | undefined)[] } | undefined;
   private _terminated = false;
   private started = false;
   status: 'in_progress' | 'completed' | 'incomplete' | 'failed' = 'in_progress';
@@ -133,14 +140,21 @@ export class ResponsesEventBuilder {
       kind === 'text'
         ? `${TEXT_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"content_index":0,"delta":`
         : `${SUMMARY_DELTA_HEAD}${JSON.stringify(o.item.id)},"output_index":${this.items.length},"summary_index":0,"delta":`;
-    return `${o.deltaHead}${JSON.stringify(text)}${kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":'}${decimal(this.seq++)}}\n\n`;
+    const n = this.seq++;
+    const k = Math.floor(n / 1000);
+    if (o.seqK !== k) {
+      o.seqK = k;
+      const mid = kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":';
+      o.seqHead = k === 0 ? mid : mid + decimal(k);
+    }
+    return o.deltaHead + JSON.stringify(text) + o.seqHead! + (k === 0 ? SEQ_END[n]! : SEQ_END3[n % 1000]!);
   }
 
   /** Closed items' texts as stand-ins from now on (the SSE encoder: `resolveInto` each frame's JSON). */
   useStandIns(): void {
     if (this.standIns !== undefined) return;
     const mark = `\u0000sluice-text-${randomChars(BASE62, 24)}-`;
-    this.standIns = { mark, jsonMark: JSON.stringify(mark).slice(0, -1), texts: [] };
+    this.standIns = { mark, jsonMark: JSON.stringify(mark).slice(0, -1), texts: [], bytes: [] };
   }
 
   /** Back to the texts themselves in the items (for a writer that serializes the objects itself). */
@@ -157,9 +171,10 @@ export class ResponsesEventBuilder {
 
   /**
    * The JSON of an event with each stand-in replaced by its escaped text (as JSON.stringify writes
-   * it), appended to `parts` as strings: the texts themselves, never a copy joined with the rest.
+   * it), appended to `parts`: the texts' runs themselves, never a copy joined with the rest — or,
+   * for a text of more than `bytesOver` escaped chars, its UTF-8 bytes (`textBytes`, made once).
    */
-  resolveInto(json: string, parts: string[]): void {
+  resolveInto(json: string, parts: (string | Buffer)[], bytesOver = Infinity): void {
     const s = this.standIns;
     const mark = s?.jsonMark; // the stand-ins' start as JSON writes it
     let at = mark === undefined ? -1 : json.indexOf(mark);
@@ -167,11 +182,34 @@ export class ResponsesEventBuilder {
     while (at >= 0) {
       const end = json.indexOf('"', at + mark!.length);
       parts.push(json.slice(from, at + 1));
-      for (const run of s!.texts[Number(json.slice(at + mark!.length, end))]!) parts.push(run); // not spread: a long text has many runs
+      const n = Number(json.slice(at + mark!.length, end));
+      const runs = s!.texts[n]!;
+      if (bytesOver < Infinity && escapedChars(runs) > bytesOver) parts.push(this.textBytes(n));
+      else for (const run of runs) parts.push(run); // not spread: a long text has many runs
       from = end;
       at = json.indexOf(mark!, from);
     }
     parts.push(from === 0 ? json : json.slice(from));
+  }
+
+  /**
+   * Stand-in `n`'s escaped text as UTF-8, made once: an item's closing frames repeat its text four
+   * times (`.done`, the part's `.done`, `output_item.done`, `response.completed`), and a writer
+   * that takes bytes writes this one buffer each time instead of encoding the text again.
+   */
+  private textBytes(n: number): Buffer {
+    const s = this.standIns!;
+    let buf = s.bytes[n];
+    if (buf === undefined) {
+      const runs = s.texts[n]!;
+      let size = 0;
+      for (const run of runs) size += Buffer.byteLength(run);
+      buf = Buffer.allocUnsafe(size);
+      let at = 0;
+      for (const run of runs) at += buf.write(run, at);
+      s.bytes[n] = buf;
+    }
+    return buf;
   }
 
   private ev(out: ResponsesEvent[], e: ResponsesEvent): void {
@@ -317,11 +355,20 @@ export class ResponsesEventBuilder {
  */
 const TAIL_PIECE = 32 * 1024;
 
-/** `parts` joined and cut into strings of ≤ `size` chars, never between the halves of a surrogate pair. */
-function cutPieces(parts: readonly string[], size: number): string[] {
-  const pieces: string[] = [];
+/**
+ * `parts` joined and cut into strings of ≤ `size` chars, never between the halves of a surrogate
+ * pair; a buffer among them (a long text's bytes) is a piece of its own, as it is.
+ */
+function cutPieces(parts: readonly (string | Buffer)[], size: number): (string | Buffer)[] {
+  const pieces: (string | Buffer)[] = [];
   let cur = '';
   for (const p of parts) {
+    if (typeof p !== 'string') {
+      if (cur.length > 0) pieces.push(cur);
+      cur = '';
+      pieces.push(p);
+      continue;
+    }
     let at = 0;
     while (at < p.length) {
       let end = Math.min(p.length, at + size - cur.length);
@@ -339,6 +386,13 @@ function cutPieces(parts: readonly string[], size: number): string[] {
   }
   if (cur.length > 0) pieces.push(cur);
   return pieces;
+}
+
+/** Characters of escaped runs. */
+function escapedChars(runs: readonly string[]): number {
+  let n = 0;
+  for (const run of runs) n += run.length;
+  return n;
 }
 
 /**
@@ -381,6 +435,9 @@ class EscapedRuns {
 /** '0'…'999', and the same three digits wide ('000'…): made once. */
 const DIGITS = Array.from({ length: 1000 }, (_, i) => String(i));
 const DIGITS3 = DIGITS.map((d) => d.padStart(3, '0'));
+/** A delta frame's end: the last digits of its `sequence_number` and `}\n\n` ('7}\n\n', '007}\n\n'). */
+const SEQ_END = DIGITS.map((d) => `${d}}\n\n`);
+const SEQ_END3 = DIGITS3.map((d) => `${d}}\n\n`);
 
 /**
  * `String(n)` for a non-negative integer, without V8's number-string cache: `${n}` of a new number
@@ -409,7 +466,7 @@ export class ResponsesSseEncoder extends PiecewiseEncoder {
    * space (~5 ns/byte on this machine, 20-30 ms for a 100k-delta text's closing frames); pieces under
    * the regular-object limit cost ~0.3 ns/byte (bench/textPath.ts, docs/benchmarks.md).
    */
-  private tail: string[] = [];
+  private tail: (string | Buffer)[] = [];
   private tailAt = 0;
   constructor(opts: ResponsesEncodeOptions = {}) {
     super();
@@ -422,8 +479,13 @@ export class ResponsesSseEncoder extends PiecewiseEncoder {
   override get pending(): boolean {
     return super.pending || this.tailAt < this.tail.length;
   }
-  /** Held closing pieces first, then the queue's. */
+  /** Held closing pieces first, then the queue's (as text: `piece()` gives a long text's bytes as they are). */
   override more(): string {
+    const p = this.piece();
+    return typeof p === 'string' ? p : p.toString();
+  }
+  /** Held closing pieces first (a long item text's UTF-8, shared by the frames that repeat it), then the queue's. */
+  override piece(): string | Buffer {
     if (this.tailAt < this.tail.length) {
       const piece = this.tail[this.tailAt]!;
       // Not kept once handed out: the write flattens it (a 32 Ki-char copy), which the array would keep alive.
@@ -451,36 +513,49 @@ export class ResponsesSseEncoder extends PiecewiseEncoder {
     return this.frames(this.b.push(ev));
   }
   /** Text after held pieces waits behind them: added to the last piece while it has room (`more`). */
-  private hold(pieces: readonly string[]): string {
+  private hold(pieces: readonly (string | Buffer)[]): string {
     const t = this.tail;
     for (const p of pieces) {
-      if (t[t.length - 1]!.length + p.length <= TAIL_PIECE) t[t.length - 1] += p;
+      const last = t[t.length - 1]!;
+      if (typeof p === 'string' && typeof last === 'string' && last.length + p.length <= TAIL_PIECE) t[t.length - 1] = last + p;
       else t.push(p);
     }
     return '';
   }
   private frames(events: ResponsesEvent[]): string {
-    const parts: string[] = [];
+    const parts: (string | Buffer)[] = [];
+    // A consumer of pieces takes a long text as bytes: one UTF-8 copy for all the frames that carry it.
+    const bytesOver = this.piecewise ? TAIL_PIECE : Infinity;
     let chars = 0;
+    let bytes = false;
     for (const e of events) {
       const n = parts.length;
       parts.push(`event: ${e.type}\ndata: `);
-      this.b.resolveInto(JSON.stringify(e), parts);
+      this.b.resolveInto(JSON.stringify(e), parts, bytesOver);
       parts.push('\n\n');
-      for (let i = n; i < parts.length; i++) chars += parts[i]!.length;
+      for (let i = n; i < parts.length; i++) {
+        const p = parts[i]!;
+        chars += p.length;
+        if (typeof p !== 'string') bytes = true;
+      }
     }
     const held = this.tailAt < this.tail.length;
-    if (!this.piecewise || (!held && chars <= 2 * TAIL_PIECE)) {
+    if (!bytes && (!this.piecewise || (!held && chars <= 2 * TAIL_PIECE))) {
       let s = '';
-      for (const p of parts) s += p;
+      for (const p of parts) s += p as string;
       return s;
     }
     // Held pieces go first: what follows them waits its turn behind them.
     const pieces = cutPieces(parts, TAIL_PIECE);
     if (held) return this.hold(pieces);
     this.tail = pieces;
+    const first = pieces[0]!;
+    if (typeof first !== 'string') {
+      this.tailAt = 0;
+      return '';
+    }
     this.tailAt = 1;
-    return pieces[0]!;
+    return first;
   }
   ping(): string {
     return this.b.terminated || this.pending ? '' : ': ping\n\n';

@@ -115,3 +115,23 @@ test('responses: decimal(n) (a delta\'s sequence_number, written without the num
   for (let n = 0; n < 3000; n++) expect(decimal(n)).toBe(String(n));
   for (const n of [9999, 10000, 10001, 65535, 99999, 100000, 999999, 1000000, 1000001, 1001000, 123456789, 2 ** 31, 2 ** 53 - 1]) expect(decimal(n)).toBe(String(n));
 });
+
+test('responses: delta frames across thousands of sequence numbers (the cached thousands and table ends) parse with consecutive numbers', () => {
+  const enc = new ResponsesSseEncoder({ model: 'm', created: 1700000000 });
+  let sse = enc.start();
+  const kinds: ('thinking' | 'text')[] = ['thinking', 'text', 'thinking', 'text'];
+  const counts = [1500, 2600, 999, 1001];
+  kinds.forEach((kind, i) => {
+    for (let j = 0; j < counts[i]!; j++) sse += enc.push({ type: kind, text: `${kind[0]}${j}` });
+  });
+  sse += enc.push({ type: 'end', finish: 'stop', released: 0 });
+  const events = sse
+    .split('\n\n')
+    .filter((f) => f.includes('data: '))
+    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; sequence_number: number; delta?: string; logprobs?: unknown });
+  expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+  const deltas = events.filter((e) => e.type.endsWith('.delta'));
+  expect(deltas).toHaveLength(1500 + 2600 + 999 + 1001);
+  for (const d of deltas) expect('logprobs' in d).toBe(d.type === 'response.output_text.delta');
+  expect(deltas[1500 + 2600 - 1]!.delta).toBe('t2599');
+});

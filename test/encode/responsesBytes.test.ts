@@ -83,15 +83,18 @@ function sameIds(s: string): string {
   });
 }
 
-/** Drain an encoder that writes pieces; the pieces as written. */
-function drained(enc: ResponsesSseEncoder, events: OutputEvent[]): string[] {
-  const out = [enc.start()];
+/** Drain an encoder that writes pieces; the pieces as written (as the gateway's sink takes them: `piece()`). */
+function drained(enc: ResponsesSseEncoder, events: OutputEvent[]): (string | Buffer)[] {
+  const out: (string | Buffer)[] = [enc.start()];
   for (const e of events) {
     out.push(enc.push(e));
-    while (enc.pending) out.push(enc.more());
+    while (enc.pending) out.push(enc.piece());
   }
   return out;
 }
+
+/** The pieces as one string (a buffer piece is UTF-8). */
+const joined = (pieces: (string | Buffer)[]): string => pieces.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join('');
 
 describe('closing frames of a long text, written in pieces', () => {
   const N = 100_000;
@@ -99,28 +102,51 @@ describe('closing frames of a long text, written in pieces', () => {
   const deltas: OutputEvent[] = Array.from({ length: N }, (_, i) => ({ type: 'text', text: i % 2 === 0 ? '\ud83d' : i % 1000 === 1 ? '\ude00"é\n' : '\ude00' }));
   const events: OutputEvent[] = [{ type: 'thinking', text: 'plan \ud83d' }, { type: 'thinking', text: '\ude00' }, ...deltas, { type: 'end', finish: 'stop', released: 0 }];
 
-  test('the same bytes as one string; every piece under 32 Ki chars, UTF-8 of each piece = UTF-8 of the whole', () => {
+  test('the same bytes as one string; text pieces under 32 Ki chars, the long text as one buffer shared by its four frames', () => {
     const whole = new ResponsesSseEncoder({ model: 'm', created: 1 });
     const want = whole.start() + events.map((e) => whole.push(e)).join('');
     const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
     enc.enablePieces();
     const pieces = drained(enc, events);
-    expect(pieces.length).toBeGreaterThan(N + 10);
-    const got = pieces.join('');
+    expect(pieces.length).toBeGreaterThan(N + 3);
+    const got = joined(pieces);
     expect(sameIds(got)).toBe(sameIds(want));
     const closing = pieces.slice(N + 3);
-    for (const p of closing) expect(p.length).toBeLessThanOrEqual(32 * 1024);
+    for (const p of closing) if (typeof p === 'string') expect(p.length).toBeLessThanOrEqual(32 * 1024);
+    // The message's text (`.done`, `content_part.done`, `output_item.done`, `response.completed`): one buffer, UTF-8 once.
+    const buffers = closing.filter((p): p is Buffer => typeof p !== 'string');
+    expect(buffers).toHaveLength(4);
+    for (const b of buffers) expect(b).toBe(buffers[0]);
+    const text = deltas.map((d) => (d.type === 'text' ? d.text : '')).join('');
+    expect(buffers[0]!.equals(Buffer.from(JSON.stringify(text).slice(1, -1)))).toBe(true);
     // A piece never ends between the halves of a pair (a socket would write U+FFFD for each half).
-    expect(Buffer.concat(pieces.map((p) => Buffer.from(p))).equals(Buffer.from(got))).toBe(true);
+    expect(Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).equals(Buffer.from(got))).toBe(true);
     expect(got).not.toContain('sluice-text');
     expect(enc.pending).toBe(false);
-    expect(enc.more()).toBe('');
+    expect(enc.piece()).toBe('');
+  });
+
+  test('more() hands out the same output as text', () => {
+    const whole = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    const want = whole.start() + events.map((e) => whole.push(e)).join('');
+    const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    enc.enablePieces();
+    let got = enc.start();
+    for (const e of events) {
+      got += enc.push(e);
+      while (enc.pending) {
+        const p = enc.more();
+        expect(typeof p).toBe('string');
+        got += p;
+      }
+    }
+    expect(sameIds(got)).toBe(sameIds(want));
   });
 
   test('the text in response.completed is the text of the deltas', () => {
     const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
     enc.enablePieces();
-    const got = drained(enc, events).join('');
+    const got = joined(drained(enc, events));
     const completed = JSON.parse(/event: response.completed\ndata: (.*)\n\n$/.exec(got)![1]!) as { response: { output: { content?: { text: string }[]; summary?: { text: string }[] }[] } };
     const [reasoning, message] = completed.response.output;
     expect(reasoning!.summary![0]!.text).toBe('plan \ud83d\ude00');
@@ -162,7 +188,7 @@ describe('held closing pieces keep their place when more events come before the 
     ['a call after a long text', [...long, call('read', '{"p":1}'), { type: 'end', finish: 'tool_calls', released: 1 }]],
     ['a huge call after a long text', [...long, call('write', args), { type: 'text', text: 'then' }, { type: 'end', finish: 'tool_calls', released: 1 }]],
     ['two long texts around a call', [...long, call('read', '{"p":1}'), ...long, { type: 'error', error: { type: 'api_error', message: 'cut' } }]],
-  ] as [string, OutputEvent[]][])('%s: drained at the end = one string', (_name, events) => {
+  ] as [string, OutputEvent[]][])('%s: drained at the end = one string', (name, events) => {
     const whole = new ResponsesSseEncoder({ model: 'm', created: 1 });
     const want = whole.start() + events.map((e) => whole.push(e)).join('');
     const enc = new ResponsesSseEncoder({ model: 'm', created: 1 });
@@ -171,6 +197,15 @@ describe('held closing pieces keep their place when more events come before the 
     for (const e of events) got += enc.push(e);
     while (enc.pending) got += enc.more();
     expect(sameIds(got)).toBe(sameIds(want));
+    // Drained as the sink does (`piece()`: a long text as its bytes), still in order.
+    const bytes = new ResponsesSseEncoder({ model: 'm', created: 1 });
+    bytes.enablePieces();
+    const pieces: (string | Buffer)[] = [bytes.start()];
+    for (const e of events) pieces.push(bytes.push(e));
+    while (bytes.pending) pieces.push(bytes.piece());
+    // (After a huge call the queue writes every frame as text: the objects carry their texts.)
+    expect(pieces.some((p) => typeof p !== 'string')).toBe(!name.includes('huge'));
+    expect(sameIds(joined(pieces))).toBe(sameIds(want));
   });
 });
 

@@ -95,7 +95,12 @@ class SseSink implements ClientSink {
   private ahead: string[] = [];
 
   flush(): void {
-    const { res } = this.x;
+    this.write(this.take());
+    if (this.enc.pending === true) this.drainPieces();
+  }
+
+  /** The output since the last write: `out`, or with `ahead` one buffer. */
+  private take(): string | Buffer {
     let data: string | Buffer = this.out;
     this.out = '';
     if (this.ahead.length > 0) {
@@ -103,6 +108,12 @@ class SseSink implements ClientSink {
       data = utf8(this.ahead);
       this.ahead = [];
     }
+    return data;
+  }
+
+  /** One `res.write` (nothing once the client is gone), with backpressure. */
+  private write(data: string | Buffer): void {
+    const { res } = this.x;
     if (data.length === 0 || res.destroyed || this.x.clientGone) return;
     if (this.writes++ === 0) this.x.obs.firstClientByte();
     const ok = res.write(data);
@@ -116,7 +127,6 @@ class SseSink implements ClientSink {
         if (!this.piecing) this.throttle?.resume();
       });
     }
-    if (this.enc.pending === true) this.drainPieces();
   }
 
   /**
@@ -150,15 +160,26 @@ class SseSink implements ClientSink {
       // be a large object again (see PIECE_CHARS in src/encode/pieces.ts).
       res.cork();
       for (let chars = 0; chars < STEP_CHARS && this.enc.pending === true && !this.blocked; ) {
-        const piece = this.enc.more!();
+        const piece = this.nextPiece();
         chars += piece.length + 1;
-        this.out += piece;
-        this.flush();
+        // Each piece its own write; a long text's bytes as they are.
+        if (typeof piece === 'string') {
+          this.out += piece;
+          this.write(this.take());
+        } else {
+          this.write(this.take());
+          this.write(piece);
+        }
       }
       res.uncork();
       setImmediate(step);
     };
     setImmediate(step);
+  }
+
+  /** The encoder's next held piece: text, or bytes already UTF-8 (src/encode/pieces.ts `piece`). */
+  private nextPiece(): string | Buffer {
+    return this.enc.piece !== undefined ? this.enc.piece() : this.enc.more!();
   }
 
   settled(): Promise<void> {
@@ -180,7 +201,14 @@ class SseSink implements ClientSink {
   close(): number {
     this.stopPings();
     // Pieces still held (the exchange normally waits for `settled` first): written now, in order.
-    while (this.enc.pending === true) this.out += this.enc.more!();
+    while (this.enc.pending === true) {
+      const piece = this.nextPiece();
+      if (typeof piece === 'string') this.out += piece;
+      else {
+        this.write(this.take());
+        this.write(piece);
+      }
+    }
     // A started stream always gets a terminal event (SPEC §5.9).
     if (!this.enc.terminated) this.push({ type: 'error', error: { type: 'api_error', message: 'the turn ended without a result' } });
     this.flush();

@@ -40,6 +40,8 @@ export interface InboundStream {
   enablePieces?(): void;
   readonly pending?: boolean;
   more?(): string;
+  /** `more()` as a writer takes it: text, or bytes already UTF-8 (written as they are). */
+  piece?(): string | Buffer;
 }
 
 export interface InboundApi {
