@@ -805,7 +805,12 @@ export function readyCallStart(
   const callSnap = v.ref.getSnapshot();
   const c = callSnap.context;
   if (callSnap.value !== 'streaming' || !isCallReady({ id: c.id, name: c.name, outcome: 'object', streamEnded: c.streamEnded })) return undefined;
-  const k = s.classify(c.name!, event.input);
+  let k: Classification;
+  try {
+    k = s.classify(c.name!, event.input);
+  } catch {
+    return undefined; // the usual way: the turn's `recordReady` asks again, and fails as it always did
+  }
   if (!k.safe || k.needsApproval || k.problem !== undefined || k.structuredOutput === true) return undefined;
   const st = decideStarts(ctx.calls, ctx.startFrontier, {
     streamEnded: ctx.streamEnded,

@@ -229,3 +229,32 @@ test('ready, released and started are when the tool was invoked (the turn decide
   expect(s.trace.filter((e) => e.index === 0).map((e) => [e.kind, e.t])).toEqual([['ready', 100], ['released', 100], ['started', 100], ['resulted', 107]]);
   expect(checkTrace(s.trace).warnings).toEqual([]); // times never decrease
 });
+
+test('a classifier that throws fails the way it always did (inside the turn), not out of feed()', () => {
+  const seen: Array<{ threw: boolean; runs: number; status: string }> = [];
+  for (const inspect of [undefined, () => undefined]) {
+    let runs = 0;
+    const c = new TurnController({
+      mode: 'execute',
+      clock: new VirtualClock(),
+      classify: () => {
+        throw new Error('classifier bug');
+      },
+      ...(inspect ? { inspect } : {}),
+      runTool: () => {
+        runs++;
+        return Promise.resolve({ ok: true, content: 'ok' });
+      },
+    });
+    c.actor.subscribe({ error: () => undefined }); // the turn actor's error is observed, not thrown globally
+    let threw = false;
+    try {
+      for (const e of call(0, 'read_file')) c.feed(e);
+    } catch {
+      threw = true;
+    }
+    seen.push({ threw, runs, status: c.actor.getSnapshot().status });
+  }
+  expect(seen[0]).toEqual(seen[1]);
+  expect(seen[0]!.runs).toBe(0);
+});
