@@ -9,7 +9,7 @@
  */
 import * as http from 'node:http';
 import { chatChunk, type ScriptLine } from '../../src/gateway/scripted';
-import { rawRequest, rig, type Rig } from './helpers';
+import { openaiClient, rawRequest, rig, type Rig } from './helpers';
 
 const CHUNKS = 2000;
 const AWKWARD = ['"q"', 'back\\slash', 'line\nbreak\t', '😀', '\u2028\u2029', 'ü', '\u0001', '</script>'];
@@ -95,5 +95,39 @@ describe('one client write per backend socket read', () => {
     // One write per data event would be ~CHUNKS; per socket read it is a handful (commit + reads + end).
     expect(writes).toBeGreaterThan(0);
     expect(writes).toBeLessThan(CHUNKS / 10);
+  });
+});
+
+describe('/v1/responses: a long text (over 32 Ki chars) read by the openai SDK', () => {
+  // Its closing frames carry the item's text as one UTF-8 buffer written four times (src/encode/responsesSse.ts).
+  const long = Array.from({ length: 12_000 }, (_, k) => (k % 5 === 0 ? AWKWARD[(k / 5) % AWKWARD.length]! : `w${k} `));
+  const text = long.join('');
+  let r: Rig | undefined;
+  beforeAll(async () => {
+    const lines: ScriptLine[] = [{ t: 0, data: chatChunk({ content: '' }) }];
+    for (const s of long) lines.push({ t: 0, data: chatChunk({ content: s }) });
+    lines.push({ t: 0, data: chatChunk({ finish: 'stop' }) }, { t: 0, data: '[DONE]' });
+    r = await rig({ script: lines });
+  });
+  afterAll(async () => {
+    await r?.close();
+  });
+
+  test('responses.stream(): every delta, the .done events and the final response carry the whole text', async () => {
+    expect(JSON.stringify(text).length).toBeGreaterThan(2 * 32 * 1024);
+    const stream = openaiClient(r!.gw.url).responses.stream({ model: 'm', input: 'hi' });
+    const deltas: string[] = [];
+    const done: string[] = [];
+    for await (const ev of stream) {
+      if (ev.type === 'response.output_text.delta') deltas.push(ev.delta);
+      else if (ev.type === 'response.output_text.done') done.push(ev.text);
+      else if (ev.type === 'response.content_part.done' && ev.part.type === 'output_text') done.push(ev.part.text);
+      else if (ev.type === 'response.output_item.done' && ev.item.type === 'message') done.push(ev.item.content.map((c) => (c.type === 'output_text' ? c.text : '')).join(''));
+    }
+    expect(deltas).toEqual(long);
+    expect(done).toEqual([text, text, text]);
+    const final = await stream.finalResponse();
+    expect(final.status).toBe('completed');
+    expect(final.output_text).toBe(text);
   });
 });
