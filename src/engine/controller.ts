@@ -290,7 +290,14 @@ export class TurnController {
       reuseResults: opts.reuseResults ?? 'safe',
       runTool: opts.runTool && ((call, signal) => this.adoptOrRun(call, signal, opts.runTool!)),
       // What the turn tells the controller, called directly (not emitted: see `TurnSettings.notify`).
-      notify: (e) => this.onMachineEvent(e),
+      notify: (e) => {
+        this.inStep++;
+        try {
+          this.onMachineEvent(e);
+        } finally {
+          this.inStep--;
+        }
+      },
     };
     this.actor = createActor(turnMachine, {
       input: { settings, reusable: opts.reuse },
@@ -923,6 +930,8 @@ export class TurnController {
 
   private runHook?: RunHook;
   private readonly runTool?: RunToolFn;
+  /** > 0 while the turn's machines have called into the controller (a notice, a tool run) and wait for it. */
+  private inStep = 0;
   /** The run `startAtCompletion` began, until the call actor entering `running` adopts it (`adoptOrRun`). */
   private started?: { index: number; attempt: number; t: number; result: Promise<CallResult> };
   /** The last classification asked for (`classifyOnce`). */
@@ -936,6 +945,9 @@ export class TurnController {
    * writes its `released` record, then the write-ahead `started`, before the tool runs).
    */
   private startAtCompletion(event: { index: number; input: Record<string, unknown> }, run: RunToolFn): boolean {
+    // Called back from inside a machine step (a listener or a tool feeding the controller): the
+    // turn would hear of the call only after that step, so the decision could be stale.
+    if (this.inStep > 0) return false;
     const go = readyCallStart(this.actor, event);
     if (go === undefined) return false;
     const signal = go.abort.forRun().signal;
@@ -981,7 +993,12 @@ export class TurnController {
       this.started = undefined;
       return started.result;
     }
-    return this.runHook ? this.runHook(call, signal, run) : run(call, signal);
+    this.inStep++;
+    try {
+      return this.runHook ? this.runHook(call, signal, run) : run(call, signal);
+    } finally {
+      this.inStep--;
+    }
   }
 
   /**

@@ -258,3 +258,29 @@ test('a classifier that throws fails the way it always did (inside the turn), no
   expect(seen[0]).toEqual(seen[1]);
   expect(seen[0]!.runs).toBe(0);
 });
+
+test('a tool started inside a machine step that feeds a completion: that call takes the usual way and runs once', async () => {
+  const runs: number[] = [];
+  const clock = new VirtualClock();
+  const c: TurnController = new TurnController({
+    mode: 'execute',
+    clock,
+    classify: (name) => byName[name] ?? SAFE,
+    runTool: (x) => {
+      runs.push(x.index);
+      // Call 0 starts when it is approved (inside the turn's step): it feeds call 1's closing fragment.
+      if (x.index === 0) c.feed(frag(1, '"b"}'));
+      return Promise.resolve({ ok: true, content: 'ok' });
+    },
+  });
+  const warnings: string[] = [];
+  c.events.on('warning', (w) => warnings.push(w.code));
+  for (const e of [...call(0, 'ask'), id(1, 'c1', 'read_file'), frag(1, '{"path":')]) c.feed(e);
+  c.approve(0);
+  for (const e of [finish(), end]) c.feed(e);
+  await settleMicrotasks();
+  const s = await c.done;
+  expect(runs).toEqual([0, 1]);
+  expect(s.calls.map((x) => x.state)).toEqual(['resulted', 'resulted']);
+  expect(warnings).toEqual([]);
+});
