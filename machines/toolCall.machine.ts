@@ -200,7 +200,9 @@ export const toolCallMachine = setup({
      * Its outcome comes back as `tool.done` / `tool.error`; leaving `running` before that aborts it
      * (`stopTool` on `call.interrupt` and `call.discard`), and an outcome that arrives after that is dropped (the actor has ended or
      * moved on). A plain effect rather than an invoked promise actor: one actor per call, not two.
-     * The signal is the attempt's (`AttemptAbort`).
+     * The signal is the attempt's (`AttemptAbort`). The runner may hand back a run that already
+     * began: the controller invokes a ready safe call's tool at its completion when the turn will
+     * start it in the pump that follows (`readyCallStart`, turn.machine.ts), and this adopts it.
      */
     runTool: ({ context, self }) => {
       const run: ToolRun = { abort: context.abort.forRun(), settled: false };
