@@ -49,7 +49,8 @@ const STEP_CHARS = 256 * 1024;
  * Output kept as one string at most (code units): a longer string would be one of V8's large
  * objects (over 128 KiB; two-byte text doubles the bytes), whose flattening and socket write cost
  * ~10× more per char. A burst of backend reads (after a pause) used to build such strings; past
- * this the text is set aside in strings of this size and encoded at `flush` into one buffer.
+ * this the text is set aside in strings of this size, each its own `res.write` at `flush` (corked:
+ * one `writev`).
  */
 const WRITE_CHARS = 32 * 1024;
 
@@ -91,28 +92,41 @@ class SseSink implements ClientSink {
     }
   }
 
-  /** Output past WRITE_CHARS in strings of about WRITE_CHARS: `flush` writes them with the rest as one buffer. */
+  /** Output past WRITE_CHARS in strings of about WRITE_CHARS: `flush` writes them before the rest. */
   private ahead: string[] = [];
 
   flush(): void {
-    this.write(this.take());
+    this.send();
     if (this.enc.pending === true) this.drainPieces();
   }
 
-  /** The output since the last write: `out`, or with `ahead` one buffer. */
-  private take(): string | Buffer {
-    let data: string | Buffer = this.out;
-    this.out = '';
-    if (this.ahead.length > 0) {
-      if (data.length > 0) this.ahead.push(data);
-      data = utf8(this.ahead);
-      this.ahead = [];
+  /**
+   * The output since the last write: each string set aside its own `res.write`, then `out`, corked
+   * into one `writev`. Node encodes the strings into one native buffer that it frees as soon as the
+   * socket takes the bytes (kept only while the client is not reading). Encoding them here into a
+   * `Buffer` instead (Buffer.byteLength + allocUnsafe + write) made a GC-tracked buffer per flush,
+   * ~25 MB per 100k-delta Responses flood for the collector to sweep (docs/benchmarks.md, session 7).
+   */
+  private send(): void {
+    const { ahead } = this;
+    if (ahead.length === 0) {
+      const data = this.out;
+      this.out = '';
+      this.write(data);
+      return;
     }
-    return data;
+    this.ahead = [];
+    const { res } = this.x;
+    res.cork();
+    for (const p of ahead) this.write(p);
+    const data = this.out;
+    this.out = '';
+    this.write(data);
+    res.uncork();
   }
 
   /** One `res.write` (nothing once the client is gone), with backpressure. */
-  private write(data: string | Buffer): void {
+  private write(data: string | Uint8Array): void {
     const { res } = this.x;
     if (data.length === 0 || res.destroyed || this.x.clientGone) return;
     if (this.writes++ === 0) this.x.obs.firstClientByte();
@@ -163,12 +177,12 @@ class SseSink implements ClientSink {
         const piece = this.nextPiece();
         chars += piece.length + 1;
         // Each piece its own write; a long text's bytes as they are.
-        if (typeof piece === 'string') {
-          this.out += piece;
-          this.write(this.take());
-        } else {
-          this.write(this.take());
+        if (typeof piece !== 'string') {
+          this.send();
           this.write(piece);
+        } else {
+          this.out += piece;
+          this.send();
         }
       }
       res.uncork();
@@ -205,7 +219,7 @@ class SseSink implements ClientSink {
       const piece = this.nextPiece();
       if (typeof piece === 'string') this.out += piece;
       else {
-        this.write(this.take());
+        this.send();
         this.write(piece);
       }
     }
@@ -224,23 +238,6 @@ class SseSink implements ClientSink {
     if (this.pinger) clearInterval(this.pinger);
     this.pinger = undefined;
   }
-}
-
-/**
- * The strings as one UTF-8 buffer of exactly their size: one buffer per flush (over 128 KiB it is
- * its own mapping, given back when written), not many small writes (a slow client would hold them
- * all, and freed small blocks stay in the process). Each string is written into it in place
- * (`buf.write`, ~0.1 ns a char once flat); `Buffer.from` of each and a `Buffer.concat` cost ~1.5
- * ns a char each (a fresh buffer per string, and a second copy): most of a text flood's cost per
- * output byte, so more of /v1/responses' (its frames are ~1.7x the bytes of /v1/messages').
- */
-function utf8(parts: readonly string[]): Buffer {
-  let bytes = 0;
-  for (const p of parts) bytes += Buffer.byteLength(p); // flattens each rope once; `write` then copies the flat string
-  const buf = Buffer.allocUnsafe(bytes);
-  let at = 0;
-  for (const p of parts) at += buf.write(p, at);
-  return buf;
 }
 
 class BodySink implements ClientSink {
