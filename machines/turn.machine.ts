@@ -799,6 +799,9 @@ export function readyCallStart(
   const s = ctx.settings;
   const index = event.index;
   if (s.mode !== 'execute' || s.runTool === undefined || s.callLogic !== undefined || ctx.closing) return undefined;
+  // At the concurrency cap nothing starts (decideStarts starts a call only below it): a turn whose
+  // calls complete faster than its tools finish asks no classifier and scans nothing here.
+  if (ctx.running >= s.maxConcurrent) return undefined;
   if (ctx.releaseFrontier !== index || (s.singleTool && ctx.released >= 1) || ctx.invalidQueue.length > 0 || ctx.reusable.size > 0) return undefined;
   const v = ctx.calls[index];
   if (v?.ref === undefined || v.retired || v.phase !== 'streaming' || v.ref.src !== toolCallMachine) return undefined;
