@@ -139,13 +139,18 @@ export class MemoryBudget {
     this.collectTimer = undefined;
   }
 
-  /** The 503 for a body that does not fit now. */
+  /**
+   * The 503 for a body that does not fit now. The connection stays open: a declared body (within
+   * --max-body) is read and discarded, so a client still uploading gets this answer — closing while
+   * it uploads makes the kernel reset the connection, which can destroy the 503 before the client
+   * reads it. A chunked body refused part way is closed (`withClose`: its length is unknown).
+   */
   overBudget(): GatewayError {
     return new GatewayError(
       503,
       `the gateway's memory budget for request bodies is in use by other requests (${Math.round(this.bytes / 1048576)} MiB); retry shortly`,
       'overloaded_error',
-      { 'retry-after': '1', connection: 'close' },
+      { 'retry-after': '1' },
     );
   }
 }
