@@ -1,7 +1,7 @@
 import { type ActorRefFrom, assign, createActor, enqueueActions, setup } from 'xstate';
 import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
-import { type Approval, decideStarts, type EarlyStart } from '../src/execute/schedule';
+import { type Approval, decideStarts, type EarlyStart, type StartContext } from '../src/execute/schedule';
 import { type ArgsOutcome, type CallPhase, type CallResult, type Classification, type ReuseResults, reuseKey, type RunToolFn, type RunToolInput } from '../src/calls';
 import { AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot, isCallReady, plainCallLogic, type ToolCallEvent, toolCallMachine } from './toolCall.machine';
 
@@ -413,14 +413,7 @@ function pumpCalls(context: TurnContext, enqueue: CallSender): void {
       }
     }
   }
-  const st = decideStarts(calls, context.startFrontier, {
-    streamEnded: context.streamEnded,
-    earlyStart: s.earlyStart,
-    maxConcurrent: s.maxConcurrent,
-    running: context.running,
-    unrequestedApprovals: unrequested,
-    seen,
-  });
+  const st = decideStarts(calls, context.startFrontier, startContext(context, unrequested));
   context.unrequestedApprovals = unrequested - st.requestApproval.length;
   context.startFrontier = st.frontier;
   context.running += st.start.length;
@@ -444,6 +437,23 @@ function pumpCalls(context: TurnContext, enqueue: CallSender): void {
     while (r < rel.release.length && rel.release[r]! < i) r++;
     if (rel.release[r] !== i) enqueue.sendTo(calls[i]!.ref!, { type: 'call.start' });
   }
+}
+
+/**
+ * What `decideStarts` decides from, read from the turn: one place for the pump and for
+ * `readyCallStart`, whose answer is exact only while both ask with the same inputs.
+ */
+function startContext(context: TurnContext, unrequestedApprovals: number): StartContext {
+  const s = context.settings;
+  return {
+    streamEnded: context.streamEnded,
+    earlyStart: s.earlyStart,
+    maxConcurrent: s.maxConcurrent,
+    running: context.running,
+    unrequestedApprovals,
+    // Indices 0..n-1 without a gap (the usual turn): the scans step by one instead of looking up each next index.
+    seen: context.seen.dense ? undefined : context.seen,
+  };
 }
 
 /** Tell the embedder what `outbox` holds, in order: `settings.notify`, or emitted. */
@@ -816,12 +826,7 @@ export function readyCallStart(
   }
   if (!k.safe || k.needsApproval || k.problem !== undefined || k.structuredOutput === true) return undefined;
   const st = decideStarts(ctx.calls, ctx.startFrontier, {
-    streamEnded: ctx.streamEnded,
-    earlyStart: s.earlyStart,
-    maxConcurrent: s.maxConcurrent,
-    running: ctx.running,
-    unrequestedApprovals: ctx.unrequestedApprovals,
-    seen: ctx.seen.dense ? undefined : ctx.seen,
+    ...startContext(ctx, ctx.unrequestedApprovals),
     assume: { index, view: { phase: 'released', safe: true, approval: 'not-needed' } },
   });
   if (!st.start.includes(index)) return undefined;

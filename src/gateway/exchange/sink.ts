@@ -176,19 +176,23 @@ class SseSink implements ClientSink {
       for (let chars = 0; chars < STEP_CHARS && this.enc.pending === true && !this.blocked; ) {
         const piece = this.nextPiece();
         chars += piece.length + 1;
-        // Each piece its own write; a long text's bytes as they are.
-        if (typeof piece !== 'string') {
-          this.send();
-          this.write(piece);
-        } else {
-          this.out += piece;
-          this.send();
-        }
+        // Each piece its own write.
+        this.take(piece);
+        this.send();
       }
       res.uncork();
       setImmediate(step);
     };
     setImmediate(step);
+  }
+
+  /** A held piece into the output in order: text joins `out`; bytes (a long text's UTF-8) are written as they are, after what is before them. */
+  private take(piece: string | Buffer): void {
+    if (typeof piece === 'string') this.out += piece;
+    else {
+      this.send();
+      this.write(piece);
+    }
   }
 
   /** The encoder's next held piece: text, or bytes already UTF-8 (src/encode/pieces.ts `piece`). */
@@ -215,14 +219,7 @@ class SseSink implements ClientSink {
   close(): number {
     this.stopPings();
     // Pieces still held (the exchange normally waits for `settled` first): written now, in order.
-    while (this.enc.pending === true) {
-      const piece = this.nextPiece();
-      if (typeof piece === 'string') this.out += piece;
-      else {
-        this.send();
-        this.write(piece);
-      }
-    }
+    while (this.enc.pending === true) this.take(this.nextPiece());
     // A started stream always gets a terminal event (SPEC §5.9).
     if (!this.enc.terminated) this.push({ type: 'error', error: { type: 'api_error', message: 'the turn ended without a result' } });
     this.flush();
