@@ -11,7 +11,7 @@
  * Fields a given upstream cannot express make that upstream module answer 400 (never a silent drop).
  */
 
-import type { ClientToolNames } from './inbound/responsesTools';
+import type { ClientToolTable } from './inbound/responsesTools';
 
 export type Obj = Record<string, unknown>;
 
@@ -99,9 +99,10 @@ export interface CanonicalRequest {
   droppedTools?: string[];
   /**
    * Responses clients (Codex): tools flattened for the backend (namespace members, tool_search)
-   * and how to name their calls back to the client (inbound/responsesTools.ts).
+   * and how to name their calls back to the client, as plain data (inbound/responsesTools.ts
+   * `clientToolLookup` reads it).
    */
-  clientTools?: ClientToolNames;
+  clientTools?: ClientToolTable;
   /** Chat clients: `stream_options.include_usage` (a usage chunk before `[DONE]`). */
   includeUsage?: boolean;
   /** Reasoning / thinking requested by the client (absent: the backend's default). */

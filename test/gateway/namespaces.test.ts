@@ -10,7 +10,7 @@
 import { ResponsesSseEncoder } from '../../src/encode/responsesSse';
 import { chatChunk } from '../../src/gateway/scripted';
 import { parseResponsesRequest } from '../../src/gateway/inbound/responses';
-import { ClientToolNames } from '../../src/gateway/inbound/responsesTools';
+import { ClientToolNames, clientToolLookup } from '../../src/gateway/inbound/responsesTools';
 import { rawRequest, rig, type Rig, sseFrames } from './helpers';
 
 const fn = (name: string, props: Record<string, unknown> = { key: { type: 'string' } }) => ({
@@ -36,9 +36,9 @@ describe('flattening (parse)', () => {
     expect(req.tools?.[3]).toEqual({ name: 'mcp__wordbook__lookup_word', description: 'lookup_word does things', input_schema: fn('lookup_word').parameters });
     expect(req.tools?.[4]).toMatchObject({ name: 'tool_search', description: '# Tool discovery', input_schema: TOOL_SEARCH.parameters });
     expect(req.droppedTools).toEqual(['web_search']);
-    expect(req.clientTools?.ref('mcp__wordbook__lookup_word')).toEqual({ kind: 'namespace', namespace: 'mcp__wordbook', name: 'lookup_word' });
-    expect(req.clientTools?.ref('tool_search')).toEqual({ kind: 'tool_search' });
-    expect(req.clientTools?.ref('exec_command')).toBeUndefined();
+    expect(clientToolLookup(req.clientTools)?.('mcp__wordbook__lookup_word')).toEqual({ kind: 'namespace', namespace: 'mcp__wordbook', name: 'lookup_word' });
+    expect(clientToolLookup(req.clientTools)?.('tool_search')).toEqual({ kind: 'tool_search' });
+    expect(clientToolLookup(req.clientTools)?.('exec_command')).toBeUndefined();
   });
 
   test('names are unique against plain tools and each other, and at most 64 characters', () => {
@@ -109,7 +109,7 @@ describe('freeform custom tools (Codex apply_patch)', () => {
     expect(tool.input_schema).toEqual({ type: 'object', properties: { input: { type: 'string', description: 'The raw input text.' } }, required: ['input'] });
     expect(tool.description).toContain('Edit files.');
     expect(tool.description).toContain('lark grammar:\nstart: begin_patch hunk+ end_patch');
-    expect(req.clientTools?.ref('apply_patch')).toEqual({ kind: 'custom', name: 'apply_patch' });
+    expect(clientToolLookup(req.clientTools)?.('apply_patch')).toEqual({ kind: 'custom', name: 'apply_patch' });
     expect(req.messages.slice(1)).toEqual([
       { role: 'assistant', content: [{ type: 'tool_use', id: 'p1', name: 'apply_patch', input: { input: '*** Begin Patch\n*** End Patch\n' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'p1', text: 'Done!', images: [], is_error: false }] },
@@ -132,7 +132,7 @@ describe('server-side tool search (OpenAI runs it; no backend here can)', () => 
     const req = parseResponsesRequest({ model: 'm', input: 'hi', tools: [{ type: 'tool_search' }, { ...fn('get_weather'), defer_loading: true }, deferred] });
     expect(req.droppedTools).toEqual(['tool_search']);
     expect(req.tools?.map((t) => t.name)).toEqual(['get_weather', 'mcp__wordbook__lookup_word']);
-    expect(req.clientTools?.ref('tool_search')).toBeUndefined();
+    expect(clientToolLookup(req.clientTools)?.('tool_search')).toBeUndefined();
   });
 
   test('history of a search OpenAI ran: the items are left out, the tools they loaded are offered', () => {
@@ -194,9 +194,9 @@ describe('custom tools inside a namespace (NamespaceTool.tools: function | custo
     });
     expect(req.tools?.map((t) => t.name)).toEqual(['exec_command', 'apply_patch', 'editor__undo', 'editor__patch']);
     expect(req.tools?.[3]?.input_schema).toEqual({ type: 'object', properties: { input: { type: 'string', description: 'The raw input text.' } }, required: ['input'] });
-    expect(req.clientTools?.ref('apply_patch')).toEqual({ kind: 'custom', name: 'apply_patch', namespace: 'functions' });
-    expect(req.clientTools?.ref('editor__patch')).toEqual({ kind: 'custom', name: 'patch', namespace: 'editor' });
-    expect(req.clientTools?.ref('exec_command')).toEqual({ kind: 'namespace', name: 'exec_command', namespace: 'functions' });
+    expect(clientToolLookup(req.clientTools)?.('apply_patch')).toEqual({ kind: 'custom', name: 'apply_patch', namespace: 'functions' });
+    expect(clientToolLookup(req.clientTools)?.('editor__patch')).toEqual({ kind: 'custom', name: 'patch', namespace: 'editor' });
+    expect(clientToolLookup(req.clientTools)?.('exec_command')).toEqual({ kind: 'namespace', name: 'exec_command', namespace: 'functions' });
     expect(req.tool_choice).toEqual({ type: 'tool', name: 'editor__patch' });
     expect(req.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'p1', name: 'editor__patch', input: { input: '*** Begin Patch\n' } }] });
   });

@@ -12,6 +12,7 @@ import type { CanonicalRequest, ModelMapping, ToolParam } from '../canonical';
 import type { BodyWorkerPool } from '../worker/pool';
 import type { RequestHead } from '../worker/translate';
 import type { InboundApi } from '../inbound/types';
+import type { ClientToolLookup } from '../inbound/responsesTools';
 import type { Logger } from '../log';
 import type { GatewayMetrics } from '../metrics';
 import type { ExchangeObserver, RequestEnd, RequestObservation } from '../observer';
@@ -81,8 +82,10 @@ export interface Exchange {
   readonly t0: number;
   /** Aborted when the client goes away or the gateway drains before the commit point. */
   readonly ac: AbortController;
-  /** The canonical request without its conversation (worker/translate.ts). */
+  /** The canonical request without its conversation (worker/translate.ts): plain data. */
   readonly creq: RequestHead;
+  /** Responses: how backend tool names map back to the client's (`clientToolLookup` of `creq.clientTools`). */
+  readonly clientTool?: ClientToolLookup;
   /** The backend body (JSON), from the parse stage until `upstreamRequest` hands it over. */
   upstreamBody?: string | Uint8Array;
   readonly upstreamModel: string;

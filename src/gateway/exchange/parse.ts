@@ -10,6 +10,7 @@ import type * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { GatewayError, invalidRequest } from '../errors';
 import type { InboundApi } from '../inbound/types';
+import { clientToolLookup } from '../inbound/responsesTools';
 import { NOOP_OBSERVER, type RequestEnd, type RequestInfo } from '../observer';
 import type { CanonicalRequest } from '../canonical';
 import { type Counted, countBody, errorOf, errorRecord, type Translated, translateBody } from '../worker/translate';
@@ -59,7 +60,10 @@ export async function parseRequest(a: Arrival): Promise<Exchange> {
     shutdownEnded: false,
     upstreamBody: t.payload,
   };
-  return x;
+  // The head is plain data on both paths (a structured-clone copy from the body worker, or the
+  // inline translation's own): the one reader rebuilds what the encoder asks.
+  const clientTool = clientToolLookup(head.clientTools);
+  return clientTool ? { ...x, clientTool } : x;
 }
 
 /** The body translated in a worker (large bodies, when one can run here) or inline. */

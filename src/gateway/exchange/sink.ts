@@ -31,7 +31,7 @@ export function clientSink(x: Exchange): ClientSink {
   const o: InboundEncodeOptions = { model: x.creq.model, inputTokens: x.estimate, toolUseOnStop: x.ctx.toolUseOnStop };
   if (x.creq.includeUsage !== undefined) o.includeUsage = x.creq.includeUsage;
   if (x.ctx.idGenerator) o.idGenerator = x.ctx.idGenerator;
-  if (x.creq.clientTools) o.clientTools = x.creq.clientTools;
+  if (x.clientTool) o.clientTools = x.clientTool;
   return x.creq.stream ? new SseSink(x, x.api.stream(o)) : new BodySink(x, o);
 }
 

@@ -217,7 +217,7 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
   if (tools !== undefined && tools.length > 0) req.tools = tools;
   if (toolChoice !== undefined) req.tool_choice = toolChoice;
   if (dropped.length > 0) req.droppedTools = dropped;
-  if (rt.names.size > 0) req.clientTools = rt.names;
+  if (rt.names.size > 0) req.clientTools = rt.names.table();
   const temperature = optNumber(body, 'temperature', 0, 2);
   if (temperature !== undefined) req.temperature = temperature;
   const topP = optNumber(body, 'top_p', 0, 1);
@@ -231,8 +231,8 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
 }
 
 function encodeOptions(o: InboundEncodeOptions): ResponsesEncodeOptions {
-  const names = o.clientTools;
-  return names ? { model: o.model, inputTokens: o.inputTokens, clientTool: (flat) => names.ref(flat) } : { model: o.model, inputTokens: o.inputTokens };
+  const clientTool = o.clientTools;
+  return clientTool ? { model: o.model, inputTokens: o.inputTokens, clientTool } : { model: o.model, inputTokens: o.inputTokens };
 }
 
 /** The `/v1/responses` inbound module. */

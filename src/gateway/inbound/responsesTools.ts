@@ -16,7 +16,10 @@
  * - history: a `function_call` with `namespace` → that flat name; `tool_search_call` → a call of
  *   the search function; `tool_search_output` → its result (the loaded tools' flat names and
  *   descriptions as JSON) and its tools join the backend's tool list;
- * - output: the encoder asks `ClientToolNames.ref(flat)` and writes a namespace member's call as
+ * - output: the request carries the table as plain data (`ClientToolTable`: it may come back from
+ *   the body worker, which hands over data only — no methods, no class instances); the main thread
+ *   reads it through `clientToolLookup`, the one reader for the worker and the inline path alike,
+ *   and the encoder asks that lookup for a flat name and writes a namespace member's call as
  *   `function_call {name, namespace}` and a search as `tool_search_call {execution: "client",
  *   arguments}` (src/encode/responsesSse.ts).
  *
@@ -34,6 +37,27 @@ import { Counter, nonEmptyStr } from './validate';
 
 /** How the client knows a tool the backend sees under a flat name. */
 export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string; namespace?: string };
+
+/**
+ * The client-tool table as plain data: what the canonical request carries (it crosses the body
+ * worker's thread boundary as a structured-clone copy, so it has no methods). A list, not an
+ * object keyed by name: a tool named `constructor` or `__proto__` must not meet Object.prototype.
+ */
+export type ClientToolTable = readonly { readonly flat: string; readonly ref: ClientToolRef }[];
+
+/** Backend flat name → the client's name for it (undefined: a plain function). */
+export type ClientToolLookup = (flat: string) => ClientToolRef | undefined;
+
+/**
+ * The one way the main thread reads a request's client-tool table, whichever path translated the
+ * request (body worker or inline): the plain table → a lookup (undefined when nothing maps back).
+ */
+export function clientToolLookup(table: ClientToolTable | undefined): ClientToolLookup | undefined {
+  if (table === undefined || table.length === 0) return undefined;
+  const byFlat = new Map<string, ClientToolRef>();
+  for (const { flat, ref } of table) byFlat.set(flat, ref);
+  return (flat) => byFlat.get(flat);
+}
 
 /** Codex's namespace for top-level tools (`DEFAULT_FUNCTION_NAMESPACE`): its members keep their own names. */
 const DEFAULT_NAMESPACE = 'functions';
@@ -58,6 +82,11 @@ export class ClientToolNames {
   /** The client's name for a backend tool name (undefined: a plain function). */
   ref(flat: string): ClientToolRef | undefined {
     return this.refs.get(flat);
+  }
+
+  /** The mapping as plain data, for the canonical request (copies: later changes do not leak in). */
+  table(): ClientToolTable {
+    return [...this.refs].map(([flat, ref]) => ({ flat, ref: { ...ref } }));
   }
 
   /** A plain function tool's name is taken as it is. */

@@ -6,7 +6,7 @@
 import type { IdGenerator } from '../../encode/anthropicSse';
 import type { OutputEvent } from '../../release/output';
 import type { CanonicalRequest } from '../canonical';
-import type { ClientToolNames } from './responsesTools';
+import type { ClientToolLookup } from './responsesTools';
 
 export interface InboundEncodeOptions {
   /** The model name the client asked for (echoed back; the backend's name is never exposed). */
@@ -19,8 +19,11 @@ export interface InboundEncodeOptions {
   includeUsage?: boolean;
   /** Id minting for deterministic tests (Anthropic kinds; other APIs mint their own prefixes). */
   idGenerator?: IdGenerator;
-  /** Responses only: backend tool names to write back as the client's (Codex namespaces, tool_search). */
-  clientTools?: ClientToolNames;
+  /**
+   * Responses only: backend tool names to write back as the client's (Codex namespaces,
+   * tool_search), read from the request's plain table by `clientToolLookup`.
+   */
+  clientTools?: ClientToolLookup;
 }
 
 /** One streaming response: SSE text per event. */

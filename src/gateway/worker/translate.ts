@@ -16,11 +16,30 @@ import { parseMessagesRequest } from '../inbound/messages';
 import type { InboundApi } from '../inbound/types';
 import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
 
-/** The canonical request without its conversation (messages, system prompt): what the stages after parse read. */
+/**
+ * The canonical request without its conversation (messages, system prompt): what the stages after
+ * parse read. Plain data by design — it comes back from the body worker as a structured-clone copy,
+ * which keeps no methods and no class instances — so what the main thread needs beyond data is
+ * rebuilt there from it (inbound/responsesTools.ts `clientToolLookup`). `PLAIN_HEAD` below fails
+ * to compile when a field that is not plain data is added.
+ */
 export type RequestHead = Omit<CanonicalRequest, 'messages' | 'system' | 'systemBlocks'> & {
   /** How many messages the request had (for the log). */
   messageCount: number;
 };
+
+/** True when T survives a structured clone unchanged: no functions, no class instances with methods, no Map/Set. */
+export type IsPlainData<T> = T extends (...args: never[]) => unknown
+  ? false
+  : T extends readonly (infer U)[]
+    ? IsPlainData<U>
+    : T extends object
+      ? { [K in keyof T]-?: IsPlainData<T[K]> }[keyof T] extends true
+        ? true
+        : false
+      : true;
+/** Compile-time check: the head the worker hands back is plain data. */
+export const PLAIN_HEAD: IsPlainData<RequestHead> & IsPlainData<ErrorRecord> = true;
 
 /** What the translation needs from the gateway (the inline path reads it from the ExchangeContext). */
 export interface TranslateSetup {
