@@ -31,6 +31,7 @@ export const ENTRIES = {
   wire: 'src/entries/wire',
   machines: 'src/entries/machines',
   trace: 'src/entries/trace',
+  dbos: 'src/entries/dbos',
 };
 
 /**
