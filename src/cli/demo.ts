@@ -228,7 +228,7 @@ export async function run(argv: string[]): Promise<number> {
         `  history: 1 assistant message with ${calls} calls + their ${calls} results in call order; invariants ${violations.length === 0 ? 'ok' : style.red(color, `${violations.length} violation(s)`)}\n` +
         (timelineFile ? `  timeline written to ${timelineFile}\n` : '') +
         (flags.keep === true ? `  workspaces kept: ${runs.map((r) => r.workspace).join(', ')}\n` : '') +
-        `\n  next: sluice replay ${shownPath(sampleTrace(sample))} --timeline turn.svg · sluice analyze <trace> · sluice serve --upstream URL\n\n`,
+        `\n  next: ${demoHint(sample)}\n\n`,
     );
   }
   if (!ok) process.stderr.write('sluice demo: the turn did not complete as expected (see above)\n');
@@ -242,6 +242,40 @@ export async function run(argv: string[]): Promise<number> {
  */
 export function sampleTrace(workspace: string): string {
   return path.join(path.dirname(workspace), 'coding-turn.anthropic.trace.jsonl');
+}
+
+/** The closing hint: what to try next, spelled as a command that works from here. */
+export function demoHint(workspace: string, env: NodeJS.ProcessEnv = process.env): string {
+  const cli = cliCommand(path.dirname(path.dirname(workspace)), env);
+  return `${cli} replay ${shownPath(sampleTrace(workspace))} --timeline turn.svg · ${cli} analyze <trace> · ${cli} serve --upstream URL`;
+}
+
+/**
+ * How to run this CLI from the current folder, given the package root it runs from:
+ * - a checkout (the sources are there): `node <root>/dist/src/cli/main.js`, as the README does
+ *   (`sluice` is not on PATH, and `npx sluice` would first rebuild the checkout: npm runs its
+ *   prepare script when it links a local project);
+ * - `sluice` when that name on PATH is this very CLI (a global install);
+ * - else `npx sluice` (installed in a project: node_modules/.bin/sluice). PATH entries ending in
+ *   node_modules/.bin are skipped, since npm puts them there only while `npx` / `npm run` runs.
+ */
+export function cliCommand(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  const main = path.join(root, 'dist', 'src', 'cli', 'main.js');
+  if (fs.existsSync(path.join(root, 'src', 'index.ts'))) return `node ${shownPath(main)}`;
+  const real = (p: string): string | undefined => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const self = real(main);
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '' || /node_modules[\\/]\.bin[\\/]?$/.test(dir)) continue;
+    const found = real(path.join(dir, 'sluice'));
+    if (self !== undefined && found === self) return 'sluice';
+  }
+  return 'npx sluice';
 }
 
 /** A path as the user can type it from here: relative inside the current folder, else absolute. */

@@ -1,10 +1,10 @@
 import { classifierFor } from '../engine/runTurn';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { z } from 'zod';
 import type { CallResult, RunToolInput } from '../../machines/toolCall.machine';
 import type { Classification } from '../../machines/turn.machine';
-import { type AnyTool, createToolRegistry, defineTool, runTool, type ToolRegistry } from '../execute/tools';
+import type { StandardSchemaV1 } from '../execute/standardSchema';
+import { type AnyTool, createToolRegistry, defineTool, type JsonSchema, runTool, type ToolRegistry } from '../execute/tools';
 import { DEMO_LATENCY_MS } from './script';
 
 /**
@@ -63,6 +63,35 @@ async function walk(dir: string, out: string[]): Promise<void> {
   }
 }
 
+/** `text`: a non-empty string; `any`: any string; `optional`: a string or absent. */
+type FieldRule = 'text' | 'any' | 'optional';
+type FieldsOf<R extends Record<string, FieldRule>> = { [K in keyof R as R[K] extends 'optional' ? never : K]: string } & {
+  [K in keyof R as R[K] extends 'optional' ? K : never]?: string;
+};
+
+/**
+ * The demo tools' input: an object of string fields, as a Standard Schema with its JSON Schema.
+ * Written out, not zod: zod is an optional peer dependency, and `sluice demo` runs without it.
+ */
+function stringFields<R extends Record<string, FieldRule>>(rules: R): { input: StandardSchemaV1<Record<string, unknown>, FieldsOf<R>>; jsonSchema: JsonSchema } {
+  const entries = Object.entries(rules);
+  const validate = (value: unknown): StandardSchemaV1.Result<FieldsOf<R>> => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return { issues: [{ message: 'expected an object' }] };
+    const v = value as Record<string, unknown>;
+    const issues: StandardSchemaV1.Issue[] = [];
+    for (const [key, rule] of entries) {
+      const f = v[key];
+      if (f === undefined && rule === 'optional') continue;
+      if (typeof f !== 'string') issues.push({ message: 'expected a string', path: [key] });
+      else if (rule === 'text' && f === '') issues.push({ message: 'expected a non-empty string', path: [key] });
+    }
+    return issues.length > 0 ? { issues } : { value: value as FieldsOf<R> };
+  };
+  const properties = Object.fromEntries(entries.map(([key, rule]) => [key, rule === 'text' ? { type: 'string', minLength: 1 } : { type: 'string' }]));
+  const required = entries.filter(([, rule]) => rule !== 'optional').map(([key]) => key);
+  return { input: { '~standard': { version: 1, vendor: 'sluice-demo', validate } }, jsonSchema: { type: 'object', properties, required, additionalProperties: false } };
+}
+
 export function demoTools(opts: DemoToolOptions): AnyTool[] {
   const root = opts.root;
   const lat = { ...DEMO_LATENCY_MS, ...(opts.latencyMs ?? {}) };
@@ -70,7 +99,7 @@ export function demoTools(opts: DemoToolOptions): AnyTool[] {
     name: 'read_file',
     kind: 'read',
     description: 'Read a text file of the workspace.',
-    input: z.object({ path: z.string().min(1) }),
+    ...stringFields({ path: 'text' }),
     async run(input, { signal }) {
       const text = await fs.readFile(resolveInside(root, input.path), 'utf8');
       await sleep(lat.read_file, signal);
@@ -84,7 +113,7 @@ export function demoTools(opts: DemoToolOptions): AnyTool[] {
     name: 'grep',
     kind: 'search',
     description: 'Search the workspace for a literal string; prints file:line: text.',
-    input: z.object({ pattern: z.string().min(1), path: z.string().optional() }),
+    ...stringFields({ pattern: 'text', path: 'optional' }),
     async run(input, { signal }) {
       const files: string[] = [];
       await walk(resolveInside(root, input.path ?? '.'), files);
@@ -103,7 +132,7 @@ export function demoTools(opts: DemoToolOptions): AnyTool[] {
     name: 'edit_file',
     kind: 'edit',
     description: 'Replace exactly one occurrence of `old` with `new` in a workspace file.',
-    input: z.object({ path: z.string().min(1), old: z.string().min(1), new: z.string() }),
+    ...stringFields({ path: 'text', old: 'text', new: 'any' }),
     async run(input, { signal }) {
       const file = resolveInside(root, input.path);
       const text = await fs.readFile(file, 'utf8');

@@ -78,7 +78,7 @@ describe('sluice demo', () => {
     expect(out).toMatch(/saved\s+-?\d+\.\d\d s/);
     expect(out).not.toContain('strict: true');
     // The closing hint names a trace that exists from here (the package ships it beside the workspace).
-    const hinted = /next: sluice replay (\S+)/.exec(out)?.[1];
+    const hinted = /next: (?:node \S+|npx sluice|sluice) replay (\S+)/.exec(out)?.[1];
     expect(hinted).toMatch(/coding-turn\.anthropic\.trace\.jsonl$/);
     expect(fs.existsSync(path.resolve(hinted!))).toBe(true);
   });
