@@ -34,3 +34,38 @@ export function recordMac(key: Buffer, prev: string, rec: JournalRecord): string
   const { m: _m, ...rest } = rec;
   return nodeCrypto().createHmac('sha256', key).update(prev).update('\n').update(JSON.stringify(rest)).digest('base64url');
 }
+
+/** How a reader treats a journal's MAC chain: `check` (the default) or `skip` (read unchecked, on purpose). */
+export type MacVerify = 'check' | 'skip';
+
+/** The journal carries a MAC chain (its records have `m`). */
+export function isSigned(records: readonly JournalRecord[]): boolean {
+  return records.some((r) => typeof r.m === 'string');
+}
+
+/**
+ * Signed means checked: a journal with a MAC chain and no key to check it is refused
+ * (`JournalError('refused')`, one line naming SLUICE_JOURNAL_KEY) unless the reader asked to read
+ * it unchecked (`verify: 'skip'`, the CLI's `--unchecked`). With a key, returns it (the caller
+ * checks the chain, e.g. `checkJournal` or `macChainBreak`).
+ */
+export function requireKeyForSigned(records: readonly JournalRecord[], key: Buffer | undefined, verify: MacVerify, label: string): void {
+  if (key !== undefined || verify === 'skip' || !isSigned(records)) return;
+  throw new JournalError(
+    `${label}: the journal is signed (MAC chain) and no key is set to check it: set SLUICE_JOURNAL_KEY (or journalKey), or read it unchecked on purpose (--unchecked / verify: 'skip')`,
+    'refused',
+  );
+}
+
+/** The first record whose MAC does not verify under `key` (number and reason), or undefined when the chain holds. */
+export function macChainBreak(records: readonly JournalRecord[], key: Buffer, turn: string): { record: number; reason: string } | undefined {
+  let mac = macSeed(key, turn);
+  for (let n = 0; n < records.length; n++) {
+    const r = records[n]!;
+    const want = recordMac(key, mac, r);
+    if (typeof r.m !== 'string') return { record: n, reason: 'no MAC (the journal was not written with this key)' };
+    if (r.m !== want) return { record: n, reason: 'MAC mismatch (not written by sluice with this key, or changed)' };
+    mac = want;
+  }
+  return undefined;
+}

@@ -1,24 +1,34 @@
 /**
- * Reading what a deployment recorded into `ReportTurn`s (src/report/model.ts):
+ * Reading what a deployment recorded into the report (src/report/model.ts):
  *
  * - **OTLP JSON** — `ExportTraceServiceRequest` objects (what an OTLP/HTTP JSON receiver gets, or
  *   the collector's `file` exporter writes): one per file or one per line. The gateway's SERVER
  *   spans (attribute `sluice.inbound_api`) and the library's `sluice.turn` spans become turns;
  *   other spans are ignored.
- * - **Gateway JSON logs** — `sluice serve` stderr: the `turn` records (other records ignored).
- * - **Journals** — src/journal file-store files (`<crc32> <record JSON>` lines), read-only.
+ * - **Gateway JSON logs** — `sluice serve` stderr: the `turn` records (other records ignored),
+ *   and their A/B fields (`arm`, `continues`) for the gateway's saving.
+ * - **Journals** — src/journal file-store files (`<crc32> <record JSON>` lines), read-only. A
+ *   signed journal (MAC chain) is checked with the key, or refused without one unless the caller
+ *   asked to read it unchecked (`verify: 'skip'`).
+ *
+ * Files are streamed line by line (1 MiB reads, one line at a time; a line longer than
+ * `maxLineBytes` is skipped as unreadable) and every turn is folded into the `ReportBuilder` as it
+ * is read, so memory stays bounded however long a log is. Only a file that is one pretty-printed
+ * JSON document, and a journal, are read whole (up to `maxLineBytes`).
  *
  * Never reads contents: journals hold call inputs and results, but only kinds, times, ids, names,
  * safety and synthetic reasons are taken. A file that is none of these is a `ReportInputError`.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { checkTrace } from '../history/check';
 import { decodeJournal } from '../journal/codec';
-import type { JournalRecord } from '../journal/records';
+import { macChainBreak, type MacVerify, requireKeyForSigned } from '../journal/mac';
+import { JournalError, type JournalRecord } from '../journal/records';
 import { journalTrace } from '../journal/state';
 import * as N from '../telemetry/names';
-import { type ReportCall, type ReportTurn, realSavedMs } from './model';
+import { Walker, WalkError } from '../walk';
+import { type ReportBuilder, type ReportCall, type ReportContinuation, type ReportTurn, realSavedMs, turnEndOf } from './model';
 
 export class ReportInputError extends Error {
   constructor(message: string) {
@@ -33,99 +43,227 @@ const GW_UPSTREAM_MODEL = 'sluice.upstream.model';
 const GW_REQUEST_ID = 'sluice.request_id';
 /** The gateway log's per-turn record (src/gateway/log.ts TURN_RECORD). */
 const TURN_RECORD = 'turn';
+/** Stream-integrity error types (SPEC §12) and the log's `backendEnd` values counted as truncated. */
+const TRUNCATED = new Set(['stream_truncated', 'bad_stream', 'truncated']);
+
+/** The longest line (or whole pretty-printed document, or journal) read: 256 MiB. */
+export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
+const CHUNK = 1024 * 1024;
+
+export interface ReadOptions {
+  /** The journal MAC key (SLUICE_JOURNAL_KEY): signed journals are checked with it. */
+  journalKey?: Buffer;
+  /** 'skip': read signed journals without a key, unchecked (the CLI's --unchecked). */
+  verify?: MacVerify;
+  maxLineBytes?: number;
+}
 
 export interface ReadResult {
-  turns: ReportTurn[];
   /** Files read. */
   inputs: number;
-  /** Lines skipped as unreadable (partial last lines, foreign text), per file. */
+  /** Lines skipped as unreadable (partial last lines, foreign text, over-long lines), per file. */
   skipped: { file: string; lines: number }[];
+  /** One line each: directory links skipped by the walk, signed journals read unchecked. */
+  warnings: string[];
 }
 
-/** Every file under the given paths (directories: their files, recursively, sorted). */
-function listFiles(paths: readonly string[]): string[] {
-  const out: string[] = [];
-  const walk = (p: string, top: boolean): void => {
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(p);
-    } catch {
-      throw new ReportInputError(`${p}: no such file or directory`);
-    }
-    if (st.isDirectory()) {
-      for (const name of fs.readdirSync(p).sort()) if (!name.startsWith('.')) walk(path.join(p, name), false);
-    } else if (st.isFile()) out.push(p);
-    else if (top) throw new ReportInputError(`${p}: not a regular file or directory`);
-  };
-  for (const p of paths) walk(p, true);
-  return out;
-}
-
-export function readInputs(paths: readonly string[]): ReadResult {
-  const files = listFiles(paths);
+/** Read every file under `paths` into `builder`. */
+export function readInputs(paths: readonly string[], builder: ReportBuilder, opts: ReadOptions = {}): ReadResult {
+  const walker = new Walker();
+  try {
+    for (const p of paths) walker.add(p);
+  } catch (e) {
+    if (e instanceof WalkError) throw new ReportInputError(e.message);
+    throw e;
+  }
+  const files = walker.files;
   if (files.length === 0) throw new ReportInputError(`no input files in ${paths.join(', ')}`);
-  const turns: ReportTurn[] = [];
+  const warnings: string[] = [];
+  const w = walker.warning();
+  if (w !== undefined) warnings.push(w);
   const skipped: ReadResult['skipped'] = [];
   const seen = new Set<string>();
-  for (const file of files) {
-    const r = readFile(file);
-    if (r.skipped > 0) skipped.push({ file, lines: r.skipped });
-    for (const t of r.turns) {
+  const sink: Sink = {
+    turn: (t) => {
       // One gateway request recorded twice (its log and its span) counts once.
-      const key = t.ref.startsWith('req_') ? t.ref : `${file}#${t.ref}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      turns.push(t);
-    }
+      if (t.ref.startsWith('req_')) {
+        if (seen.has(t.ref)) return;
+        seen.add(t.ref);
+      }
+      builder.addTurn(t);
+    },
+    continuation: (c) => builder.addContinuation(c),
+  };
+  let unchecked = 0;
+  for (const file of files) {
+    const r = readFile(file, sink, opts);
+    if (r.skipped > 0) skipped.push({ file, lines: r.skipped });
+    if (r.unchecked) unchecked++;
   }
-  return { turns, inputs: files.length, skipped };
+  if (unchecked > 0) warnings.push(`read ${unchecked} signed journal${unchecked === 1 ? '' : 's'} unchecked (no SLUICE_JOURNAL_KEY, --unchecked)`);
+  return { inputs: files.length, skipped, warnings };
 }
 
-function readFile(file: string): { turns: ReportTurn[]; skipped: number } {
-  let buf: Buffer;
-  try {
-    buf = fs.readFileSync(file);
-  } catch (e) {
-    throw new ReportInputError(`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const text = buf.toString('utf8');
-  const head = text.trimStart().slice(0, 200);
-  if (/^[0-9a-f]{8} \{/.test(head)) return { turns: [journalTurn(file, buf)], skipped: 0 };
-  if (!head.startsWith('{')) throw new ReportInputError(`${file}: not an OTLP JSON file, a sluice gateway log or a journal`);
-  // One JSON document (pretty-printed OTLP), or JSON lines.
-  let whole: unknown;
-  try {
-    whole = JSON.parse(text);
-  } catch {
-    whole = undefined;
-  }
-  const docs: unknown[] = [];
-  let skipped = 0;
-  if (whole !== undefined) docs.push(whole);
-  else
-    for (const line of text.split('\n')) {
-      const l = line.trim();
-      if (l === '') continue;
-      try {
-        docs.push(JSON.parse(l));
-      } catch {
-        skipped++;
-      }
+interface Sink {
+  turn(t: ReportTurn): void;
+  continuation(c: ReportContinuation): void;
+}
+
+function openError(file: string, e: unknown): ReportInputError {
+  return new ReportInputError(`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+}
+
+/**
+ * Call `fn` with each line of the open file (without its newline), reading 1 MiB at a time. A line
+ * longer than `maxLine` characters is passed as undefined (its text is dropped as it streams by).
+ */
+function forEachLine(fd: number, file: string, maxLine: number, fn: (line: string | undefined) => void): void {
+  const dec = new StringDecoder('utf8');
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let carry: string[] = [];
+  let carried = 0;
+  let overlong = false;
+  const emit = (tail: string): void => {
+    if (overlong || carried + tail.length > maxLine) fn(undefined);
+    else fn(carry.length === 0 ? tail : carry.join('') + tail);
+    carry = [];
+    carried = 0;
+    overlong = false;
+  };
+  for (;;) {
+    let n: number;
+    try {
+      n = fs.readSync(fd, buf, 0, buf.length, null);
+    } catch (e) {
+      throw openError(file, e);
     }
-  const turns: ReportTurn[] = [];
-  let recognized = false;
-  docs.forEach((d, i) => {
-    if (!isObject(d)) return;
-    if (Array.isArray(d.resourceSpans)) {
-      recognized = true;
-      turns.push(...otlpTurns(d.resourceSpans, `${file}:${i + 1}`));
-    } else if (typeof d.msg === 'string' && typeof d.level === 'string') {
-      recognized = true;
-      if (d.msg === TURN_RECORD) turns.push(logTurn(d, `${file}:${i + 1}`));
-    } else if (Array.isArray(d.resourceMetrics) || Array.isArray(d.resourceLogs)) recognized = true;
-  });
-  if (!recognized) throw new ReportInputError(`${file}: not an OTLP JSON file, a sluice gateway log or a journal`);
-  return { turns, skipped };
+    const text = n === 0 ? dec.end() : dec.write(buf.subarray(0, n));
+    let pos = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', pos)) {
+      emit(text.slice(pos, nl));
+      pos = nl + 1;
+    }
+    if (pos < text.length && !overlong) {
+      const rest = text.slice(pos);
+      carried += rest.length;
+      if (carried > maxLine) {
+        overlong = true;
+        carry = [];
+      } else carry.push(rest);
+    }
+    if (n === 0) {
+      if (carried > 0 || overlong) emit('');
+      return;
+    }
+  }
+}
+
+/** The whole file as bytes, refused when over `max`. */
+function readWhole(file: string, max: number): Buffer {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (e) {
+    throw openError(file, e);
+  }
+  if (st.size > max) throw new ReportInputError(`${file}: ${st.size} bytes, over the ${max}-byte limit for a journal or a one-document JSON file`);
+  try {
+    return fs.readFileSync(file);
+  } catch (e) {
+    throw openError(file, e);
+  }
+}
+
+const NOT_AN_INPUT = 'not an OTLP JSON file, a sluice gateway log or a journal';
+
+function readFile(file: string, sink: Sink, opts: ReadOptions): { skipped: number; unchecked?: boolean } {
+  const max = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    throw openError(file, e);
+  }
+  try {
+    const headBuf = Buffer.alloc(200);
+    let n: number;
+    try {
+      n = fs.readSync(fd, headBuf, 0, headBuf.length, 0);
+    } catch (e) {
+      throw openError(file, e);
+    }
+    const head = headBuf.subarray(0, n).toString('utf8').trimStart();
+    if (/^[0-9a-f]{8} \{/.test(head)) return journalTurn(file, readWhole(file, max), sink, opts);
+    if (!head.startsWith('{')) throw new ReportInputError(`${file}: ${NOT_AN_INPUT}`);
+    let recognized = false;
+    let skipped = 0;
+    let docs = 0;
+    let pretty = false;
+    const take = (d: unknown, ref: string): void => {
+      if (handleDoc(d, ref, sink)) recognized = true;
+    };
+    forEachLine(fd, file, max, (line) => {
+      if (pretty) return;
+      const l = line?.trim();
+      if (l === '') return;
+      let d: unknown;
+      try {
+        d = l === undefined ? undefined : JSON.parse(l);
+      } catch {
+        d = undefined;
+      }
+      if (d === undefined) {
+        // The first line is not JSON on its own: the file may be one pretty-printed document.
+        if (docs === 0 && skipped === 0) pretty = true;
+        else skipped++;
+        return;
+      }
+      take(d, `${file}:${++docs}`);
+    });
+    if (pretty) {
+      const text = readWhole(file, max).toString('utf8');
+      let whole: unknown;
+      try {
+        whole = JSON.parse(text);
+      } catch {
+        whole = undefined;
+      }
+      if (whole !== undefined) take(whole, `${file}:1`);
+      else
+        text.split('\n').forEach((line, i) => {
+          const l = line.trim();
+          if (l === '') return;
+          try {
+            take(JSON.parse(l), `${file}:${i + 1}`);
+          } catch {
+            skipped++;
+          }
+        });
+    }
+    if (!recognized) throw new ReportInputError(`${file}: ${NOT_AN_INPUT}`);
+    return { skipped };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** One JSON document into the sink; false when it is none of the recognised kinds. */
+function handleDoc(d: unknown, ref: string, sink: Sink): boolean {
+  if (!isObject(d)) return false;
+  if (Array.isArray(d.resourceSpans)) {
+    for (const t of otlpTurns(d.resourceSpans, ref)) sink.turn(t);
+    return true;
+  }
+  if (typeof d.msg === 'string' && typeof d.level === 'string') {
+    if (d.msg === TURN_RECORD) {
+      const t = logTurn(d, ref);
+      sink.turn(t);
+      const c = continuationOf(d, t.ref);
+      if (c) sink.continuation(c);
+    }
+    return true;
+  }
+  return Array.isArray(d.resourceMetrics) || Array.isArray(d.resourceLogs);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -168,7 +306,24 @@ function logTurn(r: Record<string, unknown>, ref: string): ReportTurn {
   };
   const end = num(r.streamEndMs);
   if (end !== undefined) turn.streamEndMs = end;
+  const backendEnd = str(r.backendEnd);
+  if ((backendEnd !== undefined && TRUNCATED.has(backendEnd)) || TRUNCATED.has(str(r.errorType) ?? '')) turn.truncated = true;
   return turn;
+}
+
+/**
+ * The A/B sample on a request that answers the tool calls of an earlier response:
+ * `continues: { requestId, arm, format, model, turnMs, gapMs, calls }` (arm, format and model of
+ * the EARLIER response; turnMs its arrival → backend stream end; gapMs that end → this arrival).
+ */
+function continuationOf(r: Record<string, unknown>, ref: string): ReportContinuation | undefined {
+  const c = r.continues;
+  if (!isObject(c)) return undefined;
+  const arm = c.arm;
+  const turnMs = num(c.turnMs);
+  const gapMs = num(c.gapMs);
+  if ((arm !== 'early' && arm !== 'holdout') || turnMs === undefined || gapMs === undefined || gapMs < 0) return undefined;
+  return { ref, arm, format: str(c.format) ?? 'unknown', model: str(c.model) ?? 'unknown', turnMs, gapMs };
 }
 
 // ------------------------------------------------------------------ OTLP JSON
@@ -269,9 +424,12 @@ function librarySpanTurn(s: OtlpSpan, a: Map<string, unknown>, ref: string): Rep
   const byIndex = new Map<number, ReportCall>();
   const synthetic = new Map<string, string>();
   let aborted = false;
+  let truncated = TRUNCATED.has(str(a.get(N.ATTR_ERROR_TYPE)) ?? '');
   for (const e of s.events ?? []) {
     if (e.name === N.EVENT_ABORT) aborted = true;
     const ea = attrs(e.attributes);
+    // A retry after a truncated attempt: the backend cut a stream short.
+    if (e.name === N.EVENT_ATTEMPT_RETRY && TRUNCATED.has(str(ea.get(N.ATTR_ERROR_TYPE)) ?? '')) truncated = true;
     if (e.name === N.EVENT_SYNTHETIC_RESULT) {
       const id = str(ea.get(N.ATTR_GEN_AI_TOOL_CALL_ID));
       const why = str(ea.get(N.ATTR_SYNTHETIC_REASON));
@@ -306,17 +464,23 @@ function librarySpanTurn(s: OtlpSpan, a: Map<string, unknown>, ref: string): Rep
     calls,
     violations: num(a.get(N.ATTR_TURN_INVARIANT_VIOLATIONS)) ?? 0,
   };
+  if (truncated) turn.truncated = true;
   if (streamEnd !== undefined) {
     turn.streamEndMs = streamEnd;
     const saved = shadow ? num(a.get(N.ATTR_TURN_SHADOW_SAVED_MS)) : (num(a.get(N.ATTR_TURN_SAVED_MS)) ?? realSavedMs(streamEnd, calls));
-    if (saved !== undefined) turn.savedMs = saved;
+    const done = num(a.get(N.ATTR_TURN_DONE_MS)) ?? turnEndOf(streamEnd, calls);
+    if (saved !== undefined) {
+      turn.savedMs = saved;
+      // Without early dispatch: the real end (shadow: it ran so), or the real end + the saving.
+      turn.baselineMs = shadow ? done : done + saved;
+    }
   }
   return turn;
 }
 
 // ------------------------------------------------------------------ journals
 
-function journalTurn(file: string, buf: Buffer): ReportTurn {
+function journalTurn(file: string, buf: Buffer, sink: Sink, opts: ReadOptions): { skipped: number; unchecked: boolean } {
   let records: JournalRecord[];
   try {
     records = decodeJournal(buf, file).records;
@@ -325,6 +489,18 @@ function journalTurn(file: string, buf: Buffer): ReportTurn {
   }
   const header = records.find((r): r is Extract<JournalRecord, { k: 'turn' }> => r.k === 'turn');
   if (!header) throw new ReportInputError(`${file}: a journal without its turn header record`);
+  // Signed means checked: verified with the key, refused without one unless read unchecked on purpose.
+  try {
+    requireKeyForSigned(records, opts.journalKey, opts.verify ?? 'check', file);
+  } catch (e) {
+    if (e instanceof JournalError) throw new ReportInputError(e.message);
+    throw e;
+  }
+  if (opts.journalKey !== undefined && opts.verify !== 'skip') {
+    const broken = macChainBreak(records, opts.journalKey, header.turn);
+    if (broken) throw new ReportInputError(`${file}: journal refused at record ${broken.record}: ${broken.reason}`);
+  }
+  const unchecked = opts.journalKey === undefined && records.some((r) => typeof r.m === 'string');
   let last = 0;
   for (const r of records) if (r.k === 'attempt' && r.a > last) last = r.a;
   const calls = new Map<number, ReportCall>();
@@ -375,8 +551,12 @@ function journalTurn(file: string, buf: Buffer): ReportTurn {
     // Journals do not record shadow projections: the saving is real-only.
     if (!shadow) {
       const saved = realSavedMs(streamEnd, list);
-      if (saved !== undefined) turn.savedMs = saved;
+      if (saved !== undefined) {
+        turn.savedMs = saved;
+        turn.baselineMs = turnEndOf(streamEnd, list) + saved;
+      }
     }
   }
-  return turn;
+  sink.turn(turn);
+  return { skipped: 0, unchecked };
 }

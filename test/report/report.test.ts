@@ -176,14 +176,19 @@ test('the Markdown table, the GO line and the chart', async () => {
   const r = await report([LOG(), '--chart', chart]);
   expect(r.code).toBe(0);
   const rows = r.out.split('\n').filter((l) => l.startsWith('| '));
-  expect(rows[0]).toBe('| format | model | turns | retried | aborted | failed | calls | early | head start p50 | p90 | time saved | synthetic | violations |');
-  const chat = rows.find((l) => l.startsWith('| openai-chat | openai-chat-small |'))!;
-  expect(chat).toMatch(/^\| openai-chat \| openai-chat-small \| 5 \| 0 \| 1 \| 2 \| 8 \| 100% \| \d+ ms \| \d+ ms \| n\/a \| 0 \| 0 \|$/);
-  expect(rows.find((l) => l.startsWith('| gemini | gemini-large |'))).toMatch(/\| 3 \| 0 \| 0 \| 0 \| 6 \| 50% \|/);
+  expect(rows[0]).toBe(
+    '| kind | format | model | turns | retried | aborted | failed | truncated | calls | early | head start p50 | p90 | saved/turn | share | 95% interval | synthetic | violations | decision | reason |',
+  );
+  const chat = rows.find((l) => l.startsWith('| gateway | openai-chat | openai-chat-small |'))!;
+  // Without the A/B fields of --release-holdout the gateway's saving is not measured: more-data.
+  expect(chat).toMatch(
+    /^\| gateway \| openai-chat \| openai-chat-small \| 5 \| 0 \| 1 \| 2 \| 0 \| 8 \| 100% \| \d+ ms \| \d+ ms \| n\/a \| — \| — \| 0 \| 0 \| more-data \| no A\/B data: run sluice serve --release-holdout to measure the gateway saving \|$/,
+  );
+  expect(rows.find((l) => l.startsWith('| gateway | gemini | gemini-large |'))).toMatch(/\| 3 \| 0 \| 0 \| 0 \| 0 \| 6 \| 50% \|/);
   expect(r.out.trim().split('\n').at(-1)).toBe('GO: 0 invariant violations in 32 turns, 56 calls (1 input file).');
   const svg = fs.readFileSync(chart, 'utf8');
   expect(svg.startsWith('<svg')).toBe(true);
-  for (const f of FORMATS) expect(svg).toContain(`${f} · ${f}-small`);
+  for (const f of FORMATS) expect(svg).toContain(`gateway · ${f} · ${f}-small`);
   const html = path.join(tmp, 'chart.html');
   expect((await report([OTLP(), '--chart', html])).code).toBe(0);
   expect(fs.readFileSync(html, 'utf8')).toContain('<table>');
