@@ -17,6 +17,11 @@
  * - Start-or-attach: DBOS.launch() recovers the workflow if a crash left it pending; starting it
  *   with the same id attaches to it. On success: one JSON line on stdout, exit 0. A finished
  *   workflow prints the same line again and runs nothing.
+ *
+ * Test hooks (env; the crash tests use them to kill at exact boundaries and to change the code):
+ * SLUICE_TEST_DIE_AFTER_EFFECT=N (SIGKILL itself right after writing its Nth effect line),
+ * SLUICE_TEST_DIE_AT=before-turn|after-turn, SLUICE_TEST_TURN_KEY (default t0),
+ * SLUICE_TEST_EXTRA_TOOL=1 (one more tool: another version of the code).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -82,6 +87,12 @@ export function script(seed, k) {
 }
 
 const EFFECTS = process.env.SLUICE_EFFECTS_DIR;
+const DIE_AFTER = Number(process.env.SLUICE_TEST_DIE_AFTER_EFFECT ?? 0);
+let effects = 0;
+
+function dieAt(point) {
+  if (process.env.SLUICE_TEST_DIE_AT === point) process.kill(process.pid, 'SIGKILL');
+}
 
 /** Append one line and fsync it before returning. */
 function effect(file, line) {
@@ -92,6 +103,7 @@ function effect(file, line) {
   } finally {
     fs.closeSync(fd);
   }
+  if (++effects === DIE_AFTER) process.kill(process.pid, 'SIGKILL');
 }
 
 const sleep = (ms, signal) =>
@@ -160,7 +172,9 @@ function tools(wf, toolMs) {
       return `bumped ${label}`;
     },
   });
-  return [read, bump];
+  if (process.env.SLUICE_TEST_EXTRA_TOOL !== '1') return [read, bump];
+  const extra = defineTool({ name: 'extra', kind: 'read', input: z.object({}), run: async () => 'extra' });
+  return [read, bump, extra];
 }
 
 /** Route DBOS's own log lines to stderr (stdout carries only the result line). */
@@ -182,13 +196,15 @@ async function main() {
     async (a) => {
       const wf = DBOS.workflowID;
       const sc = script(a.seed, a.calls);
+      dieAt('before-turn');
       const turn = await durableTurn({
         format: 'anthropic',
-        turnKey: 't0',
+        turnKey: process.env.SLUICE_TEST_TURN_KEY ?? 't0',
         stream: (attempt) => model(wf, attempt, sc, a.eventMs),
         tools: tools(wf, a.toolMs),
         policy: { maxAttempts: 4, retryBaseMs: 20 },
       });
+      dieAt('after-turn');
       const byIndex = new Map(turn.calls.filter((c) => turn.resumed.some((r) => r.id === c.id)).map((c) => [c.index, c]));
       return {
         calls: turn.resumed.map((r) => ({
@@ -214,6 +230,13 @@ async function main() {
   await closeDurableTurnStores();
   await Promise.race([DBOS.shutdown(), sleep(3000)]);
   process.exit(status === 'SUCCESS' ? 0 : 1);
+}
+
+/** The seed's script as JSON (for tests): node crash-turn.mjs --print-script SEED CALLS */
+if (process.argv[2] === '--print-script') {
+  const sc = script(Number(process.argv[3]), Number(process.argv[4] ?? 4));
+  process.stdout.write(`${JSON.stringify({ calls: sc.calls, failAfter: [...sc.failAfter] })}\n`);
+  process.exit(0);
 }
 
 main().catch((err) => {
