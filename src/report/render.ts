@@ -167,7 +167,7 @@ export function renderSvg(rep: Report): string {
 export function renderHtml(rep: Report): string {
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>sluice rollout report</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:nth-child(-n+3),th,td:nth-last-child(-n+2){text-align:left}${(Object.entries(COLOR) as [Decision, string][]).map(([d, c]) => `.d-${d} td:nth-last-child(2){color:${c};font-weight:bold}`).join('')}</style>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;white-space:nowrap}td:last-child{white-space:normal;min-width:22em}td:nth-child(-n+3),th,td:nth-last-child(-n+2){text-align:left}${(Object.entries(COLOR) as [Decision, string][]).map(([d, c]) => `.d-${d} td:nth-last-child(2){color:${c};font-weight:bold}`).join('')}</style>
 </head><body>
 <h1>sluice rollout report</h1>
 ${renderSvg(rep)}

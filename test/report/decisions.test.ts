@@ -5,7 +5,7 @@
  * the documented contract). Each model has a known truth; the report must find it within 15% and
  * decide enable / keep-off / more-data / no-go, the same in JSON, text, Markdown and HTML.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -242,3 +242,32 @@ test('the bootstrap: deterministic, and it covers the median', () => {
   // An empty group: no interval, no saving.
   expect(summarize([], 1).rows).toEqual([]);
 });
+
+/**
+ * The HTML page in a real browser (opt-in: SLUICE_BROWSER=1, and chromium on PATH): headless
+ * Chromium screenshots it; the PNG must be a real picture of the page. With
+ * SLUICE_REPORT_SCREENSHOT=FILE the PNG is kept there (docs/img/report.png is made so).
+ */
+const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0);
+const browserOn = process.env.SLUICE_BROWSER === '1' && chromium !== undefined;
+if (!browserOn)
+  process.stderr.write(
+    `\n[sluice tests] the report screenshot test is SKIPPED (${process.env.SLUICE_BROWSER === '1' ? 'no chromium on PATH: apt-get install -y chromium' : 'opt in with SLUICE_BROWSER=1'}).\n`,
+  );
+(browserOn ? test : test.skip)('the HTML report in a real browser (headless Chromium screenshot)', async () => {
+  const html = path.join(tmp, 'shot.html');
+  expect((await report([dataDir(), '--chart', html])).code).toBe(0);
+  const png = path.join(tmp, 'report.png');
+  const r = spawnSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--screenshot=${png}`, '--window-size=1800,640', `file://${html}`], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(fs.existsSync(png)).toBe(true);
+  const buf = fs.readFileSync(png);
+  expect(buf.subarray(1, 4).toString('ascii')).toBe('PNG');
+  expect([buf.readUInt32BE(16), buf.readUInt32BE(20)]).toEqual([1800, 640]);
+  // A blank page compresses to a few KB; the table and the chart do not.
+  expect(buf.length).toBeGreaterThan(30_000);
+  if (r.status !== 0) throw new Error(r.stderr);
+  if (process.env.SLUICE_REPORT_SCREENSHOT) fs.copyFileSync(png, process.env.SLUICE_REPORT_SCREENSHOT);
+}, 90_000);
