@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Walker, WalkError } from '../walk';
 import { numberFlag, parseArgs, UsageError } from './args';
 import { checkFormatFlag, parseTraceText, readToolsFile, readTraceFile } from './replay';
 import { CliError, readInputText, statInput } from './input';
@@ -77,39 +78,33 @@ export interface Analysis {
 
 const INPUT_RE = /\.(trace\.jsonl|jsonl|sse|json|txt)$/i;
 
-/** Files to analyze: the given files, and matching files under given directories (sorted). */
-export function collectInputs(args: string[]): string[] {
-  const out: string[] = [];
-  const walk = (p: string): void => {
-    let entries: string[];
-    try {
-      entries = fs.readdirSync(p).sort();
-    } catch (err) {
-      throw new CliError(`${p}: cannot list the directory (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-    for (const e of entries) {
-      if (e.startsWith('.') || e === 'node_modules') continue;
-      const q = path.join(p, e);
-      let st: fs.Stats;
-      try {
-        st = fs.statSync(q);
-      } catch {
-        continue; // a dangling link or a file that vanished: not an input
-      }
-      if (st.isDirectory()) walk(q);
-      // Only regular files: a FIFO or device in a directory is skipped, never opened.
-      else if (st.isFile() && INPUT_RE.test(e) && (!/\.json$/i.test(e) || isStreamJson(q))) out.push(q);
-    }
-  };
+/**
+ * Files to analyze: the given files, and matching files under given directories (src/walk.ts:
+ * each directory and file once by device and inode, symlink loops skipped with one warning on
+ * stderr, sorted).
+ */
+export function collectInputs(args: string[], warn: (line: string) => void = (l) => process.stderr.write(`sluice analyze: ${l}\n`)): string[] {
+  const walker = new Walker({
+    skip: (name) => name === 'node_modules',
+    // Only regular files: a FIFO or device in a directory is skipped, never opened.
+    accept: (name, file) => INPUT_RE.test(name) && (!/\.json$/i.test(name) || isStreamJson(file)),
+  });
   for (const a of args) {
     if (!fs.existsSync(a)) throw new UsageError(`no such file or directory: ${a}`);
     if (statInput(a).isDirectory()) {
-      const before = out.length;
-      walk(a);
-      if (out.length === before) throw new CliError(`${a}: no trace files (.trace.jsonl, .jsonl, .sse, .json, .txt) in this directory`);
-    } else out.push(a); // a named file is read (and checked) like every input
+      let added: number;
+      try {
+        added = walker.add(a);
+      } catch (err) {
+        if (err instanceof WalkError) throw new CliError(err.message);
+        throw err;
+      }
+      if (added === 0) throw new CliError(`${a}: no trace files (.trace.jsonl, .jsonl, .sse, .json, .txt) in this directory`);
+    } else walker.files.push(a); // a named file is read (and checked) like every input
   }
-  return out;
+  const w = walker.warning();
+  if (w !== undefined) warn(w);
+  return walker.files;
 }
 
 /** In a directory, a `.json` file is a recording only when it is a Dynamo raw stream (not package.json). */
