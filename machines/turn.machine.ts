@@ -3,6 +3,7 @@ import type { FinishReason, StreamErrorInfo } from '../src/wire/events';
 import { CallIndexSet, decideReleases } from '../src/release/rules';
 import { type Approval, decideStarts, type EarlyStart, type StartContext } from '../src/execute/schedule';
 import { type ArgsOutcome, type CallPhase, type CallResult, type Classification, type ReuseResults, reuseKey, type RunToolFn, type RunToolInput } from '../src/calls';
+import { computeRetryDelay, DEFAULT_RETRY_MAX_DELAY_MS, type RetryDelay, type RetryJitter } from '../src/engine/retry';
 import { AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot, isCallReady, plainCallLogic, type ToolCallEvent, toolCallMachine } from './toolCall.machine';
 
 /**
@@ -31,6 +32,12 @@ export interface TurnSettings {
   singleTool: boolean;
   maxAttempts: number;
   retryBaseMs: number;
+  /** Longest wait before a retry (default DEFAULT_RETRY_MAX_DELAY_MS, src/engine/retry.ts). */
+  retryMaxDelayMs?: number;
+  /** Jitter of the backoff (default 'full'). */
+  retryJitter?: RetryJitter;
+  /** [0, 1) for the jitter (default Math.random; tests pass a seeded one). */
+  random?: () => number;
   earlyStart: EarlyStart;
   maxConcurrent: number;
   onAbort: AbortMode;
@@ -113,6 +120,8 @@ export interface TurnContext {
   streamEnded: boolean;
   finish?: FinishReason;
   error?: StreamErrorInfo;
+  /** The wait before the next attempt, decided when a retryable error ends the attempt (`planRetry`). */
+  retry?: RetryDelay;
   outcome?: TurnOutcome;
   /** Set on abort: nothing new is released or started. */
   closing: boolean;
@@ -174,7 +183,7 @@ export type TurnEmitted =
   | { type: 'approval.request'; index: number; attempt: number; id: string; name: string }
   | { type: 'tool.start'; index: number; attempt: number }
   | { type: 'tool.result'; index: number; attempt: number; result: CallResult; reused?: boolean }
-  | { type: 'attempt.retry'; attempt: number; delayMs: number; error: StreamErrorInfo }
+  | { type: 'attempt.retry'; attempt: number; delayMs: number; error: StreamErrorInfo; reason: RetryDelay['reason']; retryAfterMs?: number }
   | { type: 'attempt.begin'; attempt: number }
   | { type: 'turn.done'; outcome: TurnOutcome };
 
@@ -258,8 +267,14 @@ function recordReady(
   context.outbox.push({ type: 'call.ready', index: r.index, attempt: r.attempt, safe: v.safe, needsApproval: v.approval === 'unrequested' });
 }
 
-export function retryDelayMs(settings: TurnSettings, attempt: number): number {
-  return settings.retryBaseMs * 2 ** Math.max(0, attempt - 1);
+/** The wait after failed attempt `attempt` (src/engine/retry.ts); `previousDelayMs` for decorrelated jitter. */
+export function retryDelayOf(settings: TurnSettings, attempt: number, error: StreamErrorInfo | undefined, previousDelayMs?: number): RetryDelay {
+  return computeRetryDelay(
+    { baseMs: settings.retryBaseMs, maxDelayMs: settings.retryMaxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS, jitter: settings.retryJitter ?? 'full' },
+    attempt,
+    { retryAfterMs: error?.retryAfterMs, previousDelayMs },
+    settings.random,
+  );
 }
 
 const INVALID_RESULT: CallResult = {
@@ -476,7 +491,7 @@ export const turnMachine = setup({
     emitted: {} as TurnEmitted,
   },
   delays: {
-    retryDelay: ({ context }) => retryDelayMs(context.settings, context.attempt),
+    retryDelay: ({ context }) => context.retry?.delayMs ?? 0,
   },
   guards: {
     canRetry: ({ context, event }) =>
@@ -550,6 +565,10 @@ export const turnMachine = setup({
     }),
     recordFinish: assign(({ event }) => (event.type === 'stream.finish' ? { finish: event.reason } : {})),
     recordError: assign(({ event }) => (event.type === 'stream.error' ? { error: event.error } : {})),
+    /** Decide the wait before the next attempt once (the jitter is random): the delay and the event read it. */
+    planRetry: assign(({ context, event }) =>
+      event.type === 'stream.error' ? { retry: retryDelayOf(context.settings, context.attempt, event.error, context.retry?.delayMs) } : {},
+    ),
     endStream: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ streamEnded: true });
       // Only a call whose payload may still be judged needs it (readiness of empty arguments,
@@ -645,7 +664,9 @@ export const turnMachine = setup({
       context.outbox.push({
         type: 'attempt.retry',
         attempt: context.attempt + 1,
-        delayMs: retryDelayMs(context.settings, context.attempt),
+        delayMs: context.retry?.delayMs ?? 0,
+        reason: context.retry?.reason ?? 'backoff',
+        ...(context.retry?.retryAfterMs !== undefined ? { retryAfterMs: context.retry.retryAfterMs } : {}),
         error: context.error ?? { type: 'unknown', message: 'stream error' },
       });
       tellOutbox(context, enqueue);
@@ -715,7 +736,7 @@ export const turnMachine = setup({
         'stream.finish': { actions: 'recordFinish' },
         'stream.end': { target: 'draining', actions: ['endStream', 'pump'] },
         'stream.error': [
-          { guard: 'canRetry', target: 'backoff', actions: 'recordError' },
+          { guard: 'canRetry', target: 'backoff', actions: ['recordError', 'planRetry'] },
           {
             target: 'done',
             actions: ['recordError', 'discardAttempt', { type: 'setOutcome', params: { outcome: 'failed' } }],

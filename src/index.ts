@@ -17,6 +17,9 @@ export { SluiceLimitError, DEFAULT_LIMITS, LIMIT_ERROR_TYPE, MAX_STRING_CHARS, l
 export type { TurnLimits, LimitHit, LimitName } from './engine/limits';
 export type { RunTurnOptions, RunTurnResult, TurnPolicy, ApprovalRequest, StreamSource, StreamItem } from './engine/runTurn';
 export type { FetchResponseLike, ReadableStreamLike, StreamInput } from './engine/streamSource';
+export { computeRetryDelay, retryAfterMsOf, DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_MAX_DELAY_MS } from './engine/retry';
+export type { RetryDelay, RetryJitter, RetryReason, RetrySettings } from './engine/retry';
+export type { RetryRecord } from './engine/controller';
 // Durable turns (docs/durability.md): journal, stores, resume.
 export { resumeTurn, withDurability, unknownOutcomeResult, ResumeError } from './engine/resume';
 export type { DurabilityHints, ReconcileCall, ReconcileOutcome, ResumeTurnOptions, ResumeTurnResult, ResumedCall } from './engine/resume';

@@ -7,6 +7,7 @@ import { DEFAULT_MAX_BODY_BYTES, loadTextAdapterFactory, startGateway, type Gate
 import { exposure, isLoopback, parseApiKeys } from '../gateway/auth';
 import { Logger, LOG_LEVELS, type LogLevel, turnLogObserver } from '../gateway/log';
 import { composeObservers } from '../gateway/observer';
+import { parseHoldoutFraction } from '../gateway/holdout';
 import { OtelConfigError, otelConfigFromEnv, type OtelConfig, startOtel } from '../gateway/otel';
 import { parseModelMap } from '../gateway/canonical';
 import type { UpstreamFormatName } from '../gateway/upstream/types';
@@ -83,6 +84,10 @@ Options (each has an environment variable; the flag wins):
   --completion MODE         inferred (default: a call is complete when the next call starts or
                             its JSON object closes) or evidence-only (wait for a completion
                             record, the finish or the end of the stream)  [SLUICE_COMPLETION]
+  --release-holdout F       A/B of early release: a share F (0-1, default 0) of requests, drawn
+                            at random, holds every tool call to the end of the backend stream;
+                            the turn log's arm/continues fields feed sluice report
+                            (docs/gateway.md "Measuring the gain")     [SLUICE_RELEASE_HOLDOUT]
   --max-body SIZE           largest request body, bytes or with k/m suffix (default 32m);
                             larger bodies get 413 request_too_large      [SLUICE_MAX_BODY]
   --max-concurrency N       /v1/messages requests in flight (default 256); more get
@@ -186,6 +191,7 @@ export const SPEC: Record<string, FlagSpec> = {
   'malformed-calls': { type: 'string', choices: ['pass', 'drop'] },
   parser: { type: 'string' },
   completion: { type: 'string', choices: ['inferred', 'evidence-only'] },
+  'release-holdout': { type: 'string' },
   'max-body': { type: 'string' },
   'body-memory': { type: 'string' },
   'body-worker': { type: 'string' },
@@ -227,6 +233,7 @@ export const ENV: Record<string, string> = {
   'malformed-calls': 'SLUICE_MALFORMED_CALLS',
   parser: 'SLUICE_PARSER',
   completion: 'SLUICE_COMPLETION',
+  'release-holdout': 'SLUICE_RELEASE_HOLDOUT',
   'max-body': 'SLUICE_MAX_BODY',
   'body-memory': 'SLUICE_BODY_MEMORY',
   'body-worker': 'SLUICE_BODY_WORKER',
@@ -378,6 +385,12 @@ export function optionsFrom(
   if (malformed !== undefined) options.malformedCalls = malformed as GatewayOptions['malformedCalls'];
   const completion = get('completion');
   if (completion !== undefined) options.completion = completion as GatewayOptions['completion'];
+  const holdout = get('release-holdout');
+  if (holdout !== undefined) {
+    const h = parseHoldoutFraction(holdout);
+    if ('error' in h) throw new UsageError(h.error);
+    options.releaseHoldout = h.fraction;
+  }
   const maxBody = get('max-body');
   if (maxBody !== undefined) options.maxBodyBytes = parseSize(maxBody, 'max-body', 1, 1024 ** 3);
   const bodyMemory = get('body-memory');

@@ -30,6 +30,8 @@ export interface ChatEncodeOptions {
   toolUseOnStop?: boolean;
   /** Fixed `created` (seconds) for deterministic tests. */
   created?: number;
+  /** Told each tool call id minted for the client (the gateway links the client's answers by it). */
+  onCallId?: (id: string) => void;
 }
 
 export interface ChatToolCallOut {
@@ -152,7 +154,9 @@ export class ChatChunkBuilder {
   }
 
   toolCall(name: string, argsText: string): ChatToolCallOut {
-    return { index: this.calls++, id: randomId('call_'), type: 'function', function: { name, arguments: argsText.length > 0 ? argsText : '{}' } };
+    const id = randomId('call_');
+    this.opts.onCallId?.(id);
+    return { index: this.calls++, id, type: 'function', function: { name, arguments: argsText.length > 0 ? argsText : '{}' } };
   }
 }
 

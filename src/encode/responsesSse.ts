@@ -34,6 +34,8 @@ export interface ResponsesEncodeOptions {
   inputTokens?: number;
   /** Fixed `created_at` (seconds) for deterministic tests. */
   created?: number;
+  /** Told each `call_id` minted for the client (the gateway links the client's answers by it). */
+  onCallId?: (id: string) => void;
   /**
    * The client's name for a flattened backend tool (src/gateway/inbound/responsesTools.ts): a
    * namespace member's call is written `function_call {name, namespace}`, a tool search
@@ -73,6 +75,7 @@ export class ResponsesEventBuilder {
   readonly model: string;
   private readonly usage: UsageCounter;
   private readonly clientTool: ResponsesEncodeOptions['clientTool'];
+  private readonly onCallId: ResponsesEncodeOptions['onCallId'];
   private seq = 0;
   private readonly items: Item[] = [];
   private open: OpenItem | undefined;
@@ -93,10 +96,18 @@ export class ResponsesEventBuilder {
     this.model = opts.model ?? 'unknown';
     this.usage = new UsageCounter(opts.inputTokens ?? 0);
     this.clientTool = opts.clientTool;
+    this.onCallId = opts.onCallId;
   }
 
   get terminated(): boolean {
     return this._terminated;
+  }
+
+  /** A fresh `call_id` for the client (told to `onCallId`). */
+  private callId(): string {
+    const id = randomId('call_');
+    this.onCallId?.(id);
+    return id;
   }
 
   /** The Response object as it stands (output = items closed so far). */
@@ -257,15 +268,16 @@ export class ResponsesEventBuilder {
           const input = typeof e.input.input === 'string' ? e.input.input : JSON.stringify(e.input);
           const item: Item =
             ref.kind === 'custom'
-              ? { type: 'custom_tool_call', id: randomId('ctc_'), call_id: randomId('call_'), name: ref.name, ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}), input, status: 'completed' }
-              : { type: 'tool_search_call', id: randomId('tsc_'), call_id: randomId('call_'), execution: 'client', arguments: e.input, status: 'completed' };
+              ? { type: 'custom_tool_call', id: randomId('ctc_'), call_id: this.callId(), name: ref.name, ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}), input, status: 'completed' }
+              : { type: 'tool_search_call', id: randomId('tsc_'), call_id: this.callId(), execution: 'client', arguments: e.input, status: 'completed' };
           this.ev(out, { type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress' } });
           this.items.push(item);
           this.ev(out, { type: 'response.output_item.done', output_index, item });
           break;
         }
         const id = randomId('fc_');
-        const base = ref?.kind === 'namespace' ? { type: 'function_call', id, call_id: randomId('call_'), name: ref.name, namespace: ref.namespace } : { type: 'function_call', id, call_id: randomId('call_'), name: e.name };
+        const call_id = this.callId();
+        const base = ref?.kind === 'namespace' ? { type: 'function_call', id, call_id, name: ref.name, namespace: ref.namespace } : { type: 'function_call', id, call_id, name: e.name };
         this.ev(out, { type: 'response.output_item.added', output_index, item: { ...base, arguments: '', status: 'in_progress' } });
         this.ev(out, { type: 'response.function_call_arguments.delta', item_id: id, output_index, delta: args });
         this.ev(out, { type: 'response.function_call_arguments.done', item_id: id, output_index, arguments: args });

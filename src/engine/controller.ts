@@ -101,7 +101,8 @@ export type ControllerEvents = {
   'tool.result': CallTiming;
   /** A repeated read-only call got a discarded attempt's result instead of running (before its `tool.result`). */
   'call.reused': CallTiming;
-  'attempt.retry': { attempt: number; delayMs: number; error: StreamErrorInfo };
+  /** `reason`: 'retry-after' when the provider's `retry-after` set the delay, else 'backoff' (src/engine/retry.ts). */
+  'attempt.retry': { attempt: number; delayMs: number; error: StreamErrorInfo; reason: 'backoff' | 'retry-after'; retryAfterMs?: number };
   'attempt.begin': { attempt: number };
   'turn.done': TurnSummary;
   warning: ControllerWarning;
@@ -131,6 +132,21 @@ export interface TurnSummary {
   model?: string;
   /** `policy.earlyStart: 'shadow'`: turn time `'safe'` would have saved (ms, from the real tool durations). */
   shadowSavedMs?: number;
+  /** runTurn: each retry's wait and why (src/engine/retry.ts), in order; absent when the turn was not retried. */
+  retries?: RetryRecord[];
+}
+
+/** One retry of a turn: the attempt it starts, how long the turn waited and why. */
+export interface RetryRecord {
+  /** The attempt the retry begins (2 for the first retry). */
+  attempt: number;
+  delayMs: number;
+  /** 'retry-after': the provider's `retry-after` set the delay (its floor); 'backoff': the jittered exponential backoff. */
+  reason: 'backoff' | 'retry-after';
+  /** What the provider asked for, when it did. */
+  retryAfterMs?: number;
+  /** The error type that ended the previous attempt. */
+  errorType: string;
 }
 
 /** Token usage named as the AI SDK's `LanguageModelUsage` names it. */
@@ -154,9 +170,18 @@ export interface ControllerOptions {
   format?: WireFormat;
   /** 'inferred' (default) infers completion where the format has no evidence; 'evidence-only' never does. */
   completion?: CompletionMode;
+  /**
+   * Hold every call until the stream ends: no completion (evidence or inferred) counts before
+   * `stream.end` (the gateway's `--release-holdout` control group: post-stream release).
+   */
+  holdToEnd?: boolean;
   singleTool?: boolean;
   maxAttempts?: number;
   retryBaseMs?: number;
+  /** Longest wait before a retry, and its jitter (src/engine/retry.ts); `random` for tests. */
+  retryMaxDelayMs?: number;
+  retryJitter?: TurnSettings['retryJitter'];
+  random?: () => number;
   earlyStart?: TurnSettings['earlyStart'];
   maxConcurrent?: number;
   onAbort?: AbortMode;
@@ -229,6 +254,7 @@ export class TurnController {
   readonly traceLog: TraceEntry[] = [];
 
   private readonly completion: CompletionMode;
+  private readonly holdToEnd: boolean;
   private readonly mode: 'gateway' | 'execute';
   private attempt = 1;
   private slots = new Map<number, Slot>();
@@ -273,6 +299,7 @@ export class TurnController {
   constructor(opts: ControllerOptions = {}) {
     this.mode = opts.mode ?? 'gateway';
     this.completion = completionFor(opts.format, opts.completion);
+    this.holdToEnd = opts.holdToEnd === true;
     this.clock = opts.clock ?? realClock();
     this.knownIds = new Set(opts.knownCallIds ?? []);
     this.limits = resolveLimits(opts.limits);
@@ -283,6 +310,9 @@ export class TurnController {
       singleTool: opts.singleTool ?? false,
       maxAttempts: opts.maxAttempts ?? (this.mode === 'gateway' ? 1 : 3),
       retryBaseMs: opts.retryBaseMs ?? 500,
+      retryMaxDelayMs: opts.retryMaxDelayMs,
+      retryJitter: opts.retryJitter,
+      random: opts.random,
       earlyStart: opts.earlyStart ?? 'safe',
       maxConcurrent: opts.maxConcurrent ?? 10,
       onAbort: opts.onAbort ?? 'commit',
@@ -539,6 +569,7 @@ export class TurnController {
     if (s.completeSent) return;
     const st = s.buf.status;
     if (st !== 'closed' && st !== 'invalid') return;
+    if (this.holdToEnd && !this.streamEnded) return;
     if (this.completion === 'evidence-only' && !s.evidence && this.finish === undefined) return;
     this.complete(s);
   }

@@ -24,6 +24,8 @@
  * the end exactly once, on every path.
  */
 import type * as http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { AnsweredResponse } from './sessionLink';
 import type { RequestEnd } from './observer';
 import type { InboundApi } from './inbound/types';
 import { type Exchange, type ExchangeContext } from './exchange/context';
@@ -64,8 +66,10 @@ export async function runExchange(
     const turn = new Turn(x, sink);
     sink.commit();
     await decodeUpstream(x, upRes, turn, sink);
+    const streamEndAt = performance.now();
     await sink.settled?.(); // a huge call's last pieces (src/encode/pieces.ts) before the response ends
     end = finishExchange(x, turn, sink);
+    if (end.outcome === 'ok') rememberCalls(x, streamEndAt);
   } catch (err) {
     end = thrownEnd(err, stage);
     throw err;
@@ -73,6 +77,15 @@ export async function runExchange(
     unwatch?.();
     x.obs.end(end ?? thrownEnd(undefined, stage));
   }
+}
+
+/** The call ids this response gave its client, for linking the request that answers them (sessionLink.ts). */
+function rememberCalls(x: Exchange, streamEndAt: number): void {
+  const { links } = x.ctx;
+  if (links === undefined || x.callIds.length === 0) return;
+  const r: AnsweredResponse = { requestId: x.reqId, arm: x.info.arm ?? 'early', format: x.ctx.wire, model: x.upstreamModel, arrivedAt: x.t0, streamEndAt };
+  if (x.info.trace !== undefined) r.trace = x.info.trace;
+  links.remember(x.callIds, r);
 }
 
 function isResponse(r: http.IncomingMessage | RequestEnd): r is http.IncomingMessage {

@@ -4,7 +4,12 @@
  *
  * `turnLogObserver` adds one `turn` record per model request (what `sluice report` reads from a
  * deployment's logs): format, model, outcome, attempts, stream end, and per released call its id,
- * name, completion and release time (ms since the request arrived).
+ * name, completion and release time (ms since the request arrived), its release arm (`arm`:
+ * `early`, or `holdout` under `--release-holdout`), and when it answers the tool calls of an
+ * earlier response, `continues: {requestId, arm, format, model, turnMs, gapMs, calls}` — that
+ * response's request id, arm, format and backend model, its arrival → backend stream end, that
+ * stream end → this request's arrival, and how many of its call ids this request answers
+ * (src/gateway/sessionLink.ts); `sessionId` when the client names its session in a header.
  */
 import { performance } from 'node:perf_hooks';
 import { type ExchangeObserver, type RequestObservation, TurnWatch } from './observer';
@@ -105,7 +110,13 @@ export function turnLogObserver(logger: Logger): ExchangeObserver {
             malformedCalls: r.malformedCalls,
             warnings: f.warnings,
             violations: f.violations,
+            arm: info.arm ?? 'early',
           };
+          if (info.continues !== undefined) {
+            const c = info.continues;
+            rec.continues = { requestId: c.requestId, arm: c.arm, format: c.format, model: c.model, turnMs: c.turnMs, gapMs: c.gapMs, calls: c.calls };
+          }
+          if (info.sessionId !== undefined) rec.sessionId = info.sessionId;
           if (f.streamEndMs !== undefined) rec.streamEndMs = f.streamEndMs;
           if (firstByte !== undefined) rec.firstByteMs = Math.round((firstByte - info.arrivedAt) * 100) / 100;
           if (r.errorType !== undefined) rec.errorType = r.errorType;

@@ -12,6 +12,8 @@ import type * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { CallTiming, TurnController } from '../engine/controller';
 import { checkTrace } from '../history/check';
+import type { ReleaseArm } from './holdout';
+import type { Continuation, TraceRef } from './sessionLink';
 
 export interface RequestInfo {
   reqId: string;
@@ -29,6 +31,14 @@ export interface RequestInfo {
   headers: http.IncomingHttpHeaders;
   /** `performance.now()` when the request arrived (before its body was read). */
   arrivedAt: number;
+  /** Its release arm (`--release-holdout`, holdout.ts); absent means `early`. */
+  arm?: ReleaseArm;
+  /** The earlier response whose tool calls it answers (sessionLink.ts). */
+  continues?: Continuation;
+  /** The client's session id (Claude Code's `x-claude-code-session-id`, Codex's `session_id`, …). */
+  sessionId?: string;
+  /** Set by the telemetry observer at `start`: the request's SERVER span, for a later request's span link. */
+  trace?: TraceRef;
 }
 
 export interface RequestEnd {

@@ -45,6 +45,7 @@ import { UpstreamClient } from './upstream';
 import { upstreamFormatFor } from './upstream/index';
 import { anthropicPage, findModel, knownModels, toAnthropicModel, toOpenAIModel } from './upstream/models';
 import type { UpstreamFormatName } from './upstream/types';
+import { SessionLinks, type SessionLinkOptions } from './sessionLink';
 
 export { completionToChunk } from './upstream/openaiChat';
 export type { MalformedCallMode } from './exchange';
@@ -161,6 +162,18 @@ export interface GatewayOptions {
    * stays open while the gateway drains (so `/readyz` answers 503) and closes with it.
    */
   ops?: { port: number; host?: string; stallMs?: number };
+  /**
+   * The A/B of early release (SPEC §13, holdout.ts): this share of requests (0–1, drawn per
+   * request) holds every tool call to the end of the backend stream. Default 0.
+   */
+  releaseHoldout?: number;
+  /** Draws each request's arm (tests); default Math.random. */
+  random?: () => number;
+  /**
+   * The table that links a request to the response whose tool calls it answers (sessionLink.ts):
+   * its size and TTL, or false for none. Default 50,000 ids, 30 min.
+   */
+  sessionLinks?: SessionLinkOptions | false;
 }
 
 /** Builds the adapter for a `text:<family>` backend; gets the request's tools (parsers use their schemas). */
@@ -225,6 +238,8 @@ function requestId(): string {
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const opts = { ...DEFAULTS, ...options };
+  const holdout = options.releaseHoldout ?? 0;
+  if (typeof holdout !== 'number' || !(holdout >= 0 && holdout <= 1)) throw new Error(`releaseHoldout must be a fraction from 0 to 1, got ${String(holdout)}`);
   const logger = options.logger ?? new Logger('info');
   const upstreamFormat = upstreamFormatFor(options.upstreamFormat ?? inferUpstreamFormat(opts.upstream));
   const format: WireFormat = options.format ?? upstreamFormat.wire;
@@ -309,6 +324,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     forwardClientKey: auth === undefined,
     // One validation of the canonical request, whatever the route.
     validate: (creq) => validateCanonical(creq, requestLimits),
+    releaseHoldout: holdout,
+    ...(options.random ? { random: options.random } : {}),
+    ...(options.sessionLinks !== false ? { links: new SessionLinks(options.sessionLinks ?? {}) } : {}),
   };
   if (options.bodyWorker !== false)
     ctx.bodyWorker = new BodyWorkerPool(

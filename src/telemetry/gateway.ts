@@ -49,6 +49,11 @@ import {
   ATTR_CALL_COMPLETE_MS,
   ATTR_CALL_INDEX,
   ATTR_CALL_RELEASED_MS,
+  ATTR_CONTINUES_ARM,
+  ATTR_CONTINUES_CALLS,
+  ATTR_CONTINUES_GAP_MS,
+  ATTR_CONTINUES_REQUEST_ID,
+  ATTR_CONTINUES_TURN_MS,
   ATTR_ERROR_TYPE,
   ATTR_FORMAT,
   ATTR_GEN_AI_OPERATION_NAME,
@@ -60,6 +65,9 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_LINK_KIND,
+  ATTR_RELEASE_ARM,
+  ATTR_SESSION_ID,
   ATTR_TURN_ATTEMPTS,
   ATTR_TURN_CALLS,
   ATTR_TURN_INVARIANT_VIOLATIONS,
@@ -69,6 +77,7 @@ import {
   EVENT_CALL_RELEASED,
   EVENT_STREAM_END,
   LABEL_OTHER,
+  PACKAGE_VERSION,
 } from './names';
 
 // The gateway's telemetry holds the API already: the library's turn telemetry uses the same module.
@@ -214,12 +223,27 @@ function instruments(meter: Meter): Instruments {
 
 /** The gateway's observer over the global tracer and meter providers (or the ones given, for tests). */
 export function createGatewayObserver(opts: { tracer?: Tracer; meter?: Meter } = {}): ExchangeObserver {
-  const tracer = opts.tracer ?? trace.getTracer(SCOPE);
-  const inst = instruments(opts.meter ?? metrics.getMeter(SCOPE));
+  const tracer = opts.tracer ?? trace.getTracer(SCOPE, PACKAGE_VERSION);
+  const inst = instruments(opts.meter ?? metrics.getMeter(SCOPE, PACKAGE_VERSION));
   return { start: (info) => new OtelObservation(tracer, inst, info) };
 }
 
 const epoch = (perfMs: number): number => performance.timeOrigin + perfMs;
+
+/** The SERVER span's arm, session and continuation attributes (ids and times only). */
+function continuationAttributes(info: RequestInfo): Attributes {
+  const a: Attributes = { [ATTR_RELEASE_ARM]: info.arm ?? 'early' };
+  if (info.sessionId !== undefined) a[ATTR_SESSION_ID] = info.sessionId;
+  const c = info.continues;
+  if (c !== undefined) {
+    a[ATTR_CONTINUES_REQUEST_ID] = c.requestId;
+    a[ATTR_CONTINUES_ARM] = c.arm;
+    a[ATTR_CONTINUES_TURN_MS] = c.turnMs;
+    a[ATTR_CONTINUES_GAP_MS] = c.gapMs;
+    a[ATTR_CONTINUES_CALLS] = c.calls;
+  }
+  return a;
+}
 
 class OtelObservation implements RequestObservation {
   private readonly parent: Context;
@@ -240,12 +264,19 @@ class OtelObservation implements RequestObservation {
     this.model = inst.model(info.upstreamModel);
     this.route = info.path;
     const incoming = propagation.extract(ROOT_CONTEXT, info.headers, headerGetter);
+    const c = info.continues;
     this.server = tracer.startSpan(
       `POST ${info.path}`,
       {
         kind: SpanKind.SERVER,
         startTime: epoch(info.arrivedAt),
+        // A session's requests are separate traces (clients send no traceparent): the request
+        // whose tool results this one carries is linked, so a trace viewer can walk the session.
+        ...(c?.trace !== undefined
+          ? { links: [{ context: { traceId: c.trace.traceId, spanId: c.trace.spanId, traceFlags: 1 }, attributes: { [ATTR_LINK_KIND]: 'continues' } }] }
+          : {}),
         attributes: {
+          ...continuationAttributes(info),
           'http.request.method': 'POST',
           'http.route': info.path,
           'url.path': info.path,
@@ -262,6 +293,8 @@ class OtelObservation implements RequestObservation {
       incoming,
     );
     this.parent = trace.setSpan(incoming, this.server);
+    const sc = this.server.spanContext();
+    if (otelApi.isSpanContextValid(sc)) info.trace = { traceId: sc.traceId, spanId: sc.spanId };
   }
 
   upstreamHeaders(): Record<string, string> | undefined {

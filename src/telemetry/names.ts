@@ -10,6 +10,8 @@
 
 /** Tracer and meter name (instrumentation scope). */
 export const INSTRUMENTATION_SCOPE = 'sluice';
+/** The package's version: the instrumentation scope's version (test/telemetry checks it against package.json). */
+export const PACKAGE_VERSION = '0.1.0';
 
 // ------------------------------------------------------------------ spans
 
@@ -93,6 +95,23 @@ export const ATTR_WARNING_CODE = 'sluice.warning.code';
 export const ATTR_ATTEMPT = 'sluice.attempt';
 export const ATTR_RETRY_DELAY_MS = 'sluice.retry.delay_ms';
 export const ATTR_ABORT_MODE = 'sluice.abort.mode';
+
+// ------------------------------------------------------------------ gateway A/B and sessions (SPEC §13)
+
+/** General semconv (session namespace): the client's session id, when its headers name one. */
+export const ATTR_SESSION_ID = 'session.id';
+/** The request's release arm: `early` or `holdout` (`--release-holdout`). */
+export const ATTR_RELEASE_ARM = 'sluice.release.arm';
+/** On a request that answers tool calls of an earlier response: that request's id, arm, times and answered calls. */
+export const ATTR_CONTINUES_REQUEST_ID = 'sluice.continues.request_id';
+export const ATTR_CONTINUES_ARM = 'sluice.continues.arm';
+/** The earlier request's arrival → its backend stream end (ms). */
+export const ATTR_CONTINUES_TURN_MS = 'sluice.continues.turn_ms';
+/** The earlier response's backend stream end → this request's arrival (ms). */
+export const ATTR_CONTINUES_GAP_MS = 'sluice.continues.gap_ms';
+export const ATTR_CONTINUES_CALLS = 'sluice.continues.calls';
+/** On the span link to the earlier request's SERVER span: `continues`. */
+export const ATTR_LINK_KIND = 'sluice.link.kind';
 
 // ------------------------------------------------------------------ span events
 

@@ -15,7 +15,8 @@ import type { InboundApi } from '../inbound/types';
 import type { ClientToolLookup } from '../inbound/responsesTools';
 import type { Logger } from '../log';
 import type { GatewayMetrics } from '../metrics';
-import type { ExchangeObserver, RequestEnd, RequestObservation } from '../observer';
+import type { ExchangeObserver, RequestEnd, RequestInfo, RequestObservation } from '../observer';
+import type { SessionLinks } from '../sessionLink';
 import type { Drain } from '../shutdown';
 import type { UpstreamClient } from '../upstream';
 import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
@@ -57,6 +58,12 @@ export interface ExchangeContext {
   validate?: (creq: CanonicalRequest) => void;
   /** Large bodies are translated here, off the event loop (worker/pool.ts); absent: always inline. */
   bodyWorker?: BodyWorkerPool;
+  /** Share of requests (0–1) whose calls are all held to the end of the stream (`--release-holdout`; holdout.ts). */
+  releaseHoldout?: number;
+  /** Draws each request's arm (default Math.random). */
+  random?: () => number;
+  /** Which earlier response a request continues (sessionLink.ts); absent: no links recorded. */
+  links?: SessionLinks;
 }
 
 /** What the request log line and the observer's end report (counted as events go to the client). */
@@ -101,6 +108,10 @@ export interface Exchange {
   shutdownEnded: boolean;
   /** After the commit point: how a drain deadline ends the stream (set by the decode stage). */
   endForShutdown?: (message: string) => void;
+  /** What the observers were told at the start (arm, continuation, session, span). */
+  readonly info: RequestInfo;
+  /** The tool-call ids the client got in this response (the encoders mint them; sessionLink.ts). */
+  readonly callIds: string[];
 }
 
 /** The key the client presented (one reading for auth and pass-through: auth.ts `presentedKey`). */

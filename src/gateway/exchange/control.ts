@@ -57,7 +57,9 @@ export class Turn {
   ) {
     const { ctx, creq } = x;
     const single = singleToolRequested(creq);
-    this.ctrl = new TurnController({ mode: 'gateway', singleTool: single, format: ctx.wire, completion: ctx.completion, inspect: ctx.inspect });
+    // The holdout arm (--release-holdout) holds every call to the end of the backend stream.
+    const holdToEnd = x.info.arm === 'holdout';
+    this.ctrl = new TurnController({ mode: 'gateway', singleTool: single, format: ctx.wire, completion: ctx.completion, inspect: ctx.inspect, holdToEnd });
     this.terminated = new Promise<void>((r) => (this.terminate = r));
     // A single-tool request keeps the drop rule: a valid sibling must not lose its one slot to a broken call.
     this.malformedMode = single ? 'drop' : ctx.malformedCalls;

@@ -12,6 +12,8 @@ import { GatewayError, invalidRequest } from '../errors';
 import type { InboundApi } from '../inbound/types';
 import { clientToolLookup } from '../inbound/responsesTools';
 import { NOOP_OBSERVER, type RequestEnd, type RequestInfo } from '../observer';
+import { chooseArm } from '../holdout';
+import { sessionIdOf } from '../sessionLink';
 import type { CanonicalRequest } from '../canonical';
 import { type Counted, countBody, errorOf, errorRecord, type Translated, translateBody } from '../worker/translate';
 import { type Exchange, type ExchangeContext, ms } from './context';
@@ -41,7 +43,13 @@ export async function parseRequest(a: Arrival): Promise<Exchange> {
     throw err;
   }
   const { head, upstreamModel } = t;
-  const obs = observer.start(requestInfo(a, head.stream, head.model, upstreamModel));
+  const info = requestInfo(a, head.stream, head.model, upstreamModel);
+  info.arm = chooseArm(ctx.releaseHoldout ?? 0, ctx.random);
+  const continues = ctx.links?.continues(head.answers ?? [], t0);
+  if (continues !== undefined) info.continues = continues;
+  const sessionId = sessionIdOf(req.headers);
+  if (sessionId !== undefined) info.sessionId = sessionId;
+  const obs = observer.start(info);
   const x: Exchange = {
     ctx,
     api,
@@ -59,6 +67,8 @@ export async function parseRequest(a: Arrival): Promise<Exchange> {
     clientGone: false,
     shutdownEnded: false,
     upstreamBody: t.payload,
+    info,
+    callIds: [],
   };
   // The head is plain data on both paths (a structured-clone copy from the body worker, or the
   // inline translation's own): the one reader rebuilds what the encoder asks.

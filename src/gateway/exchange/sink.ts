@@ -8,6 +8,7 @@
 import type { OutputEvent } from '../../release/output';
 import type { InboundEncodeOptions, InboundStream } from '../inbound/types';
 import { type Exchange, sendJson } from './context';
+import { randomAnthropicId } from '../../encode/anthropicSse';
 
 export interface ClientSink {
   /** One event for the client: encoded now (SSE) or kept for the body. */
@@ -30,7 +31,14 @@ export interface ClientSink {
 export function clientSink(x: Exchange): ClientSink {
   const o: InboundEncodeOptions = { model: x.creq.model, inputTokens: x.estimate, toolUseOnStop: x.ctx.toolUseOnStop };
   if (x.creq.includeUsage !== undefined) o.includeUsage = x.creq.includeUsage;
-  if (x.ctx.idGenerator) o.idGenerator = x.ctx.idGenerator;
+  // The call ids the client gets are remembered for linking its answers (sessionLink.ts).
+  const mint = x.ctx.idGenerator ?? randomAnthropicId;
+  o.idGenerator = (kind) => {
+    const id = mint(kind);
+    if (kind === 'tool_use') x.callIds.push(id);
+    return id;
+  };
+  o.onCallId = (id) => x.callIds.push(id);
   if (x.clientTool) o.clientTools = x.clientTool;
   return x.creq.stream ? new SseSink(x, x.api.stream(o)) : new BodySink(x, o);
 }

@@ -334,11 +334,11 @@ export const chatApi: InboundApi = {
   name: 'chat',
   parse: parseChatRequest,
   stream: (o) => {
-    const enc = new ChatSseEncoder({ model: o.model, inputTokens: o.inputTokens, toolUseOnStop: o.toolUseOnStop, includeUsage: o.includeUsage === true });
+    const enc = new ChatSseEncoder({ model: o.model, inputTokens: o.inputTokens, toolUseOnStop: o.toolUseOnStop, includeUsage: o.includeUsage === true, ...(o.onCallId ? { onCallId: o.onCallId } : {}) });
     return enc;
   },
   body(events, o) {
-    const r = toChatCompletion(events, { model: o.model, inputTokens: o.inputTokens, toolUseOnStop: o.toolUseOnStop });
+    const r = toChatCompletion(events, { model: o.model, inputTokens: o.inputTokens, toolUseOnStop: o.toolUseOnStop, ...(o.onCallId ? { onCallId: o.onCallId } : {}) });
     if ('error' in r) return { status: errorTypeToStatus(r.error.type), body: openaiErrorBody(r.error.type, r.error.message) };
     return { status: 200, body: r };
   },

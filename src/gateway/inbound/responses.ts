@@ -232,7 +232,9 @@ export function parseResponsesRequest(body: unknown): CanonicalRequest {
 
 function encodeOptions(o: InboundEncodeOptions): ResponsesEncodeOptions {
   const clientTool = o.clientTools;
-  return clientTool ? { model: o.model, inputTokens: o.inputTokens, clientTool } : { model: o.model, inputTokens: o.inputTokens };
+  const r: ResponsesEncodeOptions = clientTool ? { model: o.model, inputTokens: o.inputTokens, clientTool } : { model: o.model, inputTokens: o.inputTokens };
+  if (o.onCallId) r.onCallId = o.onCallId;
+  return r;
 }
 
 /** The `/v1/responses` inbound module. */

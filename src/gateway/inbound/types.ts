@@ -19,6 +19,8 @@ export interface InboundEncodeOptions {
   includeUsage?: boolean;
   /** Id minting for deterministic tests (Anthropic kinds; other APIs mint their own prefixes). */
   idGenerator?: IdGenerator;
+  /** Chat and Responses: told each tool call id minted for the client (Messages: wrap `idGenerator`). */
+  onCallId?: (id: string) => void;
   /**
    * Responses only: backend tool names to write back as the client's (Codex namespaces,
    * tool_search), read from the request's plain table by `clientToolLookup`.

@@ -15,6 +15,7 @@ import { GatewayError, invalidRequest } from '../errors';
 import { parseMessagesRequest } from '../inbound/messages';
 import type { InboundApi } from '../inbound/types';
 import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
+import { answeredCallIds } from '../sessionLink';
 
 /**
  * The canonical request without its conversation (messages, system prompt): what the stages after
@@ -26,6 +27,8 @@ import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
 export type RequestHead = Omit<CanonicalRequest, 'messages' | 'system' | 'systemBlocks'> & {
   /** How many messages the request had (for the log). */
   messageCount: number;
+  /** The tool-call ids its trailing tool results answer (sessionLink.ts `answeredCallIds`; ids only). */
+  answers?: string[];
 };
 
 /** True when T survives a structured clone unchanged: no functions, no class instances with methods, no Map/Set. */
@@ -119,7 +122,8 @@ export function countBody(bytes: Uint8Array, validate: (creq: Pick<CanonicalRequ
 /** The request without its conversation. */
 export function headOf(creq: CanonicalRequest): RequestHead {
   const { messages, system: _system, systemBlocks: _blocks, ...rest } = creq;
-  return { ...rest, messageCount: messages.length };
+  const answers = answeredCallIds(messages);
+  return answers.length > 0 ? { ...rest, messageCount: messages.length, answers } : { ...rest, messageCount: messages.length };
 }
 
 export function errorRecord(err: unknown): ErrorRecord {
