@@ -4,7 +4,7 @@ import { classifyCall, prepareSafety } from '../execute/safety';
 import { type AnyTool, createToolRegistry, runTool, type ToolRegistry } from '../execute/tools';
 import type { EarlyStart } from '../execute/schedule';
 import type { HistoryMessage } from '../history/types';
-import { createAdapter, createStreamReader, WIRE_FORMATS } from '../wire';
+import { createAdapter, createStreamReader } from '../wire';
 import { FormatCheck } from '../wire/detect';
 import { type Adapter, type StreamEvent, type WireFormat } from '../wire/events';
 import { postStreamOfTurn, shadowOfTurn } from '../execute/shadow';
@@ -12,8 +12,10 @@ import { checkTurn } from '../trace/invariants';
 import { loadTelemetryApi, startTurnTelemetry, type TelemetryOptions, type TurnTelemetry } from '../telemetry/turn';
 import { type Clock, realClock } from './clock';
 import { classifyStreamError, openStream, type StreamInput, type StreamItem } from './streamSource';
-import { type CallTiming, type CompletionMode, type ControllerEvents, type TurnSummary, TurnController } from './controller';
+import { type CallTiming, type CompletionMode, type ControllerEvents, type RetryRecord, type TurnSummary, TurnController } from './controller';
+import { checkRunTurnOptions } from './options';
 import { LIMIT_ERROR_TYPE, SluiceLimitError, type TurnLimits } from './limits';
+import { DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_MAX_DELAY_MS, retryAfterExceedsMax, type RetryJitter } from './retry';
 
 /**
  * Default run-time cap of one tool run in `runTurn` (10 minutes): a tool that never settles gets a
@@ -56,8 +58,18 @@ export interface TurnPolicy {
   onAbort?: 'commit' | 'drop';
   /** Attempts in all, first included (default 3). */
   maxAttempts?: number;
-  /** First retry delay; doubles per attempt (default 500 ms). */
+  /**
+   * First retry delay before jitter; doubles per attempt (default 500 ms). A provider's
+   * `retry-after` / `retry-after-ms` is the floor of the delay (docs/embedding.md "Retries").
+   */
   retryBaseMs?: number;
+  /**
+   * Longest wait before a retry (default `DEFAULT_RETRY_MAX_DELAY_MS`, 30 s). A provider asking
+   * for a longer wait (`retry-after`) is not retried: the turn fails with its error at once.
+   */
+  retryMaxDelayMs?: number;
+  /** 'full' (default): uniform in [0, the backoff]; 'decorrelated'; 'none': the plain exponential backoff. */
+  retryJitter?: RetryJitter;
   /** No chunk (pings and thinking count) for this long → retryable stream error (default off). */
   idleTimeoutMs?: number;
   completion?: CompletionMode;
@@ -196,91 +208,27 @@ class StreamFailure extends Error {
 }
 
 /** SDK, AI SDK and fetch errors are classified by status and code in one place (streamSource.ts). */
-function toStreamError(err: unknown): { type: string; message: string; retryable: boolean } {
+function toStreamError(err: unknown): { type: string; message: string; retryable: boolean; retryAfterMs?: number } {
   if (err instanceof StreamFailure) return { type: err.type, message: err.message, retryable: err.retryable };
-  const { type, message, retryable } = classifyStreamError(err);
-  return { type, message, retryable };
+  const { type, message, retryable, retryAfterMs } = classifyStreamError(err);
+  return { type, message, retryable, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
 }
 
-const POLICY_KEYS: ReadonlyArray<keyof TurnPolicy> = [
-  'earlyStart',
-  'maxConcurrent',
-  'onAbort',
-  'maxAttempts',
-  'retryBaseMs',
-  'idleTimeoutMs',
-  'completion',
-  'structuredOutputTool',
-  'singleTool',
-  'toolTimeoutMs',
-  'reuseResults',
-];
-
-function oneOf(what: string, v: unknown, allowed: readonly string[]): void {
-  if (v !== undefined && !allowed.includes(v as string)) {
-    throw new TypeError(`sluice: ${what} must be one of ${allowed.map((a) => `'${a}'`).join(', ')} (got ${JSON.stringify(v) ?? String(v)})`);
+/** The stream error fed to the turn: a provider's wait longer than `retryMaxDelayMs` is not retried, and the message says so. */
+export function streamErrorEvent(
+  e: { type: string; message: string; retryable: boolean; retryAfterMs?: number },
+  retryMaxDelayMs: number,
+): StreamEvent & { type: 'stream.error' } {
+  const error = { type: e.type, message: e.message, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) };
+  if (e.retryable && retryAfterExceedsMax({ maxDelayMs: retryMaxDelayMs }, e.retryAfterMs)) {
+    error.message = `${e.message} (not retried: the provider asked to wait ${e.retryAfterMs} ms, more than policy.retryMaxDelayMs ${retryMaxDelayMs})`;
+    return { type: 'stream.error', error, retryable: false };
   }
+  return { type: 'stream.error', error, retryable: e.retryable };
 }
 
-function numberAtLeast(what: string, v: unknown, min: number, opts: { integer?: boolean; infinite?: boolean } = {}): void {
-  if (v === undefined) return;
-  const ok =
-    typeof v === 'number' &&
-    v >= min &&
-    (v === Infinity ? opts.infinite === true : Number.isFinite(v) && (!opts.integer || Number.isInteger(v)));
-  if (!ok) {
-    const kind = opts.integer ? `an integer ≥ ${min}` : min === 0 ? 'a non-negative number of ms' : `a number ≥ ${min}`;
-    throw new RangeError(`sluice: ${what} must be ${kind} (got ${String(v)})`);
-  }
-}
-
-/**
- * Misuse fails loudly, before the stream is opened (docs/embedding.md "Failure in one way"): an
- * unknown format, an unknown or out-of-range policy value, a missing stream or tools. One line,
- * `sluice: …`, as a TypeError (wrong kind of value) or RangeError (a number out of range).
- */
-export function checkRunTurnOptions(opts: RunTurnOptions): void {
-  if (typeof opts !== 'object' || opts === null) throw new TypeError('sluice: runTurn needs an options object');
-  const format: unknown = opts.format;
-  if (typeof format !== 'string') throw new TypeError(`sluice: format is required (one of ${[...WIRE_FORMATS, 'ai-sdk', 'text:<family>'].join(', ')})`);
-  try {
-    createAdapter(format as WireFormat);
-  } catch {
-    throw new TypeError(
-      format.startsWith('text:')
-        ? `sluice: format "${format}": no parser registered for text family "${format.slice(5)}" (registerTextParsers() from 'sluice/parsers' registers the built-in ones)`
-        : `sluice: unknown format "${format}" (expected one of ${[...WIRE_FORMATS, 'ai-sdk', 'text:<family>'].join(', ')})`,
-    );
-  }
-  if (opts.stream === undefined || opts.stream === null) throw new TypeError('sluice: stream is required (a stream source, or a function of the attempt that returns one)');
-  const tools: unknown = opts.tools;
-  if (!Array.isArray(tools) && !(typeof tools === 'object' && tools !== null && typeof (tools as ToolRegistry).get === 'function')) {
-    throw new TypeError('sluice: tools must be an array of tools or a tool registry ([] for none)');
-  }
-  const p: unknown = opts.policy;
-  if (p !== undefined) {
-    if (typeof p !== 'object' || p === null) throw new TypeError('sluice: policy must be an object');
-    for (const key of Object.keys(p)) {
-      if (!(POLICY_KEYS as readonly string[]).includes(key)) throw new TypeError(`sluice: unknown policy option "${key}" (known: ${POLICY_KEYS.join(', ')})`);
-    }
-    const policy = p as TurnPolicy;
-    oneOf('policy.earlyStart', policy.earlyStart, ['safe', 'none', 'all', 'shadow']);
-    oneOf('policy.onAbort', policy.onAbort, ['commit', 'drop']);
-    oneOf('policy.completion', policy.completion, ['inferred', 'evidence-only']);
-    numberAtLeast('policy.maxConcurrent', policy.maxConcurrent, 1, { integer: true, infinite: true });
-    numberAtLeast('policy.maxAttempts', policy.maxAttempts, 1, { integer: true });
-    numberAtLeast('policy.retryBaseMs', policy.retryBaseMs, 0);
-    numberAtLeast('policy.idleTimeoutMs', policy.idleTimeoutMs, 0);
-    numberAtLeast('policy.toolTimeoutMs', policy.toolTimeoutMs, 0, { infinite: true });
-    oneOf('policy.reuseResults', policy.reuseResults, ['safe', 'none']);
-    if (policy.singleTool !== undefined && typeof policy.singleTool !== 'boolean') throw new TypeError(`sluice: policy.singleTool must be a boolean (got ${String(policy.singleTool)})`);
-    if (policy.structuredOutputTool !== undefined && typeof policy.structuredOutputTool !== 'string') {
-      throw new TypeError('sluice: policy.structuredOutputTool must be a tool name');
-    }
-  }
-  const t: unknown = opts.telemetry;
-  if (t !== undefined && (typeof t !== 'object' || t === null)) throw new TypeError('sluice: telemetry must be an object ({ recordContents?, model?, enabled? })');
-}
+/** Misuse fails loudly, before the stream is opened: every option is checked in src/engine/options.ts. */
+export { checkRunTurnOptions } from './options';
 
 export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
   checkRunTurnOptions(opts);
@@ -308,7 +256,9 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
     completion: policy.completion,
     singleTool: policy.singleTool,
     maxAttempts: policy.maxAttempts ?? 3,
-    retryBaseMs: policy.retryBaseMs ?? 500,
+    retryBaseMs: policy.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
+    retryMaxDelayMs: policy.retryMaxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS,
+    retryJitter: policy.retryJitter ?? 'full',
     earlyStart,
     maxConcurrent,
     onAbort: policy.onAbort ?? 'commit',
@@ -352,6 +302,16 @@ async function driveTurn(controller: TurnController, opts: RunTurnOptions, clock
   for (const [name, fn] of Object.entries(opts.on ?? {})) {
     controller.events.on(name as keyof ControllerEvents, fn as (e: unknown) => void);
   }
+  const retries: RetryRecord[] = [];
+  controller.events.on('attempt.retry', (e) =>
+    retries.push({
+      attempt: e.attempt,
+      delayMs: e.delayMs,
+      reason: e.reason,
+      ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
+      errorType: e.error.type,
+    }),
+  );
   controller.events.on('approval.request', (req) => {
     if (!opts.approve) {
       controller.deny(req.index, `Tool ${req.name} needs approval and no approver is configured.`);
@@ -400,6 +360,7 @@ async function driveTurn(controller: TurnController, opts: RunTurnOptions, clock
       if (next === 'done') break;
     }
     const summary = await controller.done;
+    if (retries.length > 0) summary.retries = retries;
     await opts.journal?.flush();
     return summary;
   } finally {
@@ -488,7 +449,8 @@ async function consumeAttempt(
     }
   } catch (err) {
     const e = toStreamError(err);
-    if (controller.currentAttempt === attempt && controller.attemptOpen) controller.feed({ type: 'stream.error', error: { type: e.type, message: e.message }, retryable: e.retryable });
+    const maxDelay = opts.policy?.retryMaxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS;
+    if (controller.currentAttempt === attempt && controller.attemptOpen) controller.feed(streamErrorEvent(e, maxDelay));
     // Close the abandoned source without waiting for it (a stalled source may never answer).
     closeQuietly(iterator);
   } finally {

@@ -21,6 +21,7 @@
 
 import { STATUS_ERROR_TYPES } from '../wire/common';
 import { isRetryableErrorType } from '../wire/events';
+import { retryAfterMsOf } from './retry';
 
 /** A web `ReadableStream` (Node ≥ 18, browsers, polyfills): only what sluice uses of it. */
 export interface ReadableStreamLike<T = unknown> {
@@ -32,6 +33,8 @@ export interface FetchResponseLike {
   readonly ok: boolean;
   readonly status: number;
   readonly body: ReadableStreamLike | AsyncIterable<unknown> | null;
+  /** `retry-after` / `retry-after-ms` are read from it (the floor of the next retry's delay). */
+  readonly headers?: unknown;
 }
 
 export type StreamItem = unknown;
@@ -59,6 +62,8 @@ export class HttpStreamError extends Error {
     readonly status: number,
     /** The start of the response body (at most ERROR_BODY_EXCERPT_BYTES, UTF-8), '' when none. */
     readonly body = '',
+    /** The response's `retry-after-ms` / `retry-after`, in ms (src/engine/retry.ts). */
+    readonly retryAfterMs?: number,
   ) {
     super(`the model request failed with HTTP ${status}${body ? `: ${body}` : ''}`);
   }
@@ -71,6 +76,8 @@ export interface ClassifiedStreamError {
   retryable: boolean;
   /** The HTTP status, when there was a response. */
   status?: number;
+  /** The wait the provider asked for (`retry-after-ms` / `retry-after` on the error's `headers` or `responseHeaders`), in ms. */
+  retryAfterMs?: number;
 }
 
 /** Socket-level failures worth another attempt (Node net/http, undici). ENOTFOUND is not: a wrong host stays wrong. */
@@ -110,7 +117,9 @@ export function classifyStreamError(err: unknown): ClassifiedStreamError {
     const own = (isObj(body?.error) ? str(body.error.type) : undefined) ?? (body?.type !== 'error' ? str(body?.type) : undefined);
     const type = own ?? STATUS_ERROR_TYPES[status] ?? `http_${status}`;
     const retryable = typeof e.isRetryable === 'boolean' ? e.isRetryable : isRetryableStatus(status);
-    return { type, message, retryable, status };
+    // SDK APIError `headers` (web Headers), AI SDK `responseHeaders` (a record), HttpStreamError's own.
+    const retryAfterMs = typeof e.retryAfterMs === 'number' ? e.retryAfterMs : retryAfterMsOf(e.headers ?? e.responseHeaders);
+    return { type, message, retryable, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
   if (name === 'AbortError' || name === 'APIUserAbortError') return { type: 'aborted', message, retryable: false };
   const code = errorCode(err);
@@ -190,7 +199,7 @@ export async function openStream(input: StreamInput | unknown): Promise<AsyncIte
   let src: unknown = input;
   if (isObj(src) && typeof (src as { then?: unknown }).then === 'function' && !(Symbol.asyncIterator in src)) src = await (src as unknown as PromiseLike<unknown>);
   if (isObj(src) && isResponse(src)) {
-    if (!src.ok) throw new HttpStreamError(src.status, await bodyExcerpt(src.body));
+    if (!src.ok) throw new HttpStreamError(src.status, await bodyExcerpt(src.body), retryAfterMsOf(src.headers));
     if (src.body === null || src.body === undefined) throw new BadStreamSource('the fetch Response has no body to read');
     src = src.body;
   }

@@ -136,6 +136,9 @@ export function defineTool<S extends ToolInputSchema, O>(opts: DefineToolOptions
   if (opts.reusable !== undefined && typeof opts.reusable !== 'boolean') {
     throw new Error(`defineTool: tool ${opts.name}: reusable must be a boolean`);
   }
+  if (typeof (opts.run as unknown) !== 'function') {
+    throw new Error(`defineTool: tool ${opts.name}: run is required (an async function (input, ctx) => result)`);
+  }
   if (opts.isConcurrencySafe !== undefined && typeof opts.isConcurrencySafe !== 'function') {
     throw new Error(`defineTool: tool ${opts.name}: isConcurrencySafe must be a function (input) => boolean`);
   }

@@ -94,6 +94,10 @@ export const START_POST_STREAM = 'post_stream';
 export const ATTR_WARNING_CODE = 'sluice.warning.code';
 export const ATTR_ATTEMPT = 'sluice.attempt';
 export const ATTR_RETRY_DELAY_MS = 'sluice.retry.delay_ms';
+/** Why the retry waits what it waits: `retry-after` (the provider's wait, the floor) or `backoff`. */
+export const ATTR_RETRY_REASON = 'sluice.retry.reason';
+/** The wait the provider asked for (`retry-after-ms` / `retry-after`), when it did. */
+export const ATTR_RETRY_AFTER_MS = 'sluice.retry.after_ms';
 export const ATTR_ABORT_MODE = 'sluice.abort.mode';
 
 // ------------------------------------------------------------------ gateway A/B and sessions (SPEC §13)

@@ -160,6 +160,8 @@ export class TurnTelemetry {
       span.addEvent(N.EVENT_ATTEMPT_RETRY, {
         [N.ATTR_ATTEMPT]: e.attempt,
         [N.ATTR_RETRY_DELAY_MS]: e.delayMs,
+        [N.ATTR_RETRY_REASON]: e.reason,
+        ...(e.retryAfterMs !== undefined ? { [N.ATTR_RETRY_AFTER_MS]: e.retryAfterMs } : {}),
         [N.ATTR_ERROR_TYPE]: e.error.type,
       });
     });

@@ -45,6 +45,8 @@ export interface StreamErrorInfo {
   /** Provider error type, e.g. overloaded_error, rate_limit_error, insufficient_quota, api_error. */
   type: string;
   message: string;
+  /** The wait the provider asked for (`retry-after-ms` / `retry-after`), in ms: the floor of the next retry's delay. */
+  retryAfterMs?: number;
 }
 
 export type StreamEvent =
