@@ -28,6 +28,7 @@ kept | rerun | unknown-outcome | reconciled. Times are virtual ms since the resu
 Options:
   --tools FILE           simulated tools (default: the ones the journal was written with)
   --json                 print the full report as JSON
+  --unchecked            read a signed journal without SLUICE_JOURNAL_KEY, its MAC chain unchecked
   --inspect              serve the actors to the Stately inspector (local websocket relay, port 8080)
   --inspect-log FILE     record XState inspection events as JSONL (argument contents redacted)
   --inspect-contents     keep argument and result contents in inspection events
@@ -35,7 +36,8 @@ Options:
 
 The journal is checked before anything runs: its header must name this turn (the file name),
 every record must fit the turn's lifecycle, and with SLUICE_JOURNAL_KEY set every record's MAC
-must verify. A refused journal is one line naming the record; --json then prints the results it
+must verify. A signed journal (one with a MAC chain) is refused without the key unless
+--unchecked says to read it unchecked. A refused journal is one line naming the record; --json then prints the results it
 recorded before that record ({"refused": …, "kept": […]}).
 
 Input rules as for replay: a regular file within SLUICE_MAX_INPUT_BYTES (a directory, FIFO or
@@ -49,6 +51,7 @@ store failure, or an invariant violation, 2 usage error.
 const SPEC = {
   tools: { type: 'string' },
   json: { type: 'boolean' },
+  unchecked: { type: 'boolean' },
   ...INSPECT_FLAGS,
   help: { type: 'boolean' },
 } as const;
@@ -168,6 +171,7 @@ export async function run(argv: string[]): Promise<number> {
       clock,
       classify: simClassifier(tools),
       runTool: simRunner(tools, clock),
+      verify: flags.unchecked === true ? 'skip' : 'check',
       onController: (c) => {
         if (inspection?.observer) attachInspection(c.actor, inspection.observer);
         drive(c, clock);

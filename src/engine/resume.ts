@@ -34,7 +34,7 @@ import type { InvariantViolation } from '../history/types';
 import { checkJournal } from '../journal/check';
 import { type BeforeRun, recordKey, TurnJournal } from '../journal/journal';
 import { leaseTtlMs } from '../journal/lease';
-import { journalKey } from '../journal/mac';
+import { journalKey, type MacVerify, requireKeyForSigned } from '../journal/mac';
 import { JournalError } from '../journal/records';
 import type { JournalRecord, ResumedHow } from '../journal/records';
 import { foldJournal, type JournalAttempt, journalTrace } from '../journal/state';
@@ -111,6 +111,12 @@ export interface ResumeTurnOptions {
   leaseMs?: number;
   /** MAC key (default `SLUICE_JOURNAL_KEY`): the journal must carry a valid MAC chain under it; new records get one. */
   journalKey?: string | Buffer;
+  /**
+   * A signed journal (one that carries a MAC chain) with no key to check it is refused
+   * (`JournalError('refused')` naming SLUICE_JOURNAL_KEY) unless this is `'skip'`: read it
+   * unchecked, on purpose (records this resume writes then carry no MAC). Default `'check'`.
+   */
+  verify?: MacVerify;
   /** Retry window for store failures while resuming (default 10 s, `SLUICE_JOURNAL_RETRY_MS`). */
   retryMs?: number;
 }
@@ -201,6 +207,7 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string, key: Buffer 
   const { store, turn } = opts;
   const read = await store.read(turn);
   const records = read.records;
+  requireKeyForSigned(records, key, opts.verify ?? 'check', `turn ${turn}`);
   checkJournal(records, { turn, key });
   const st = foldJournal(records);
   if (!st.header) throw new ResumeError(records.length === 0 ? `turn ${turn}: no journal` : `turn ${turn}: the journal has no header record`);

@@ -24,7 +24,8 @@
  *   duplicate is rejected with `JournalError('corrupt')` and nothing of that append is written.
  * - `read` refuses a journal over `maxBytes` (default 1 GiB) with `JournalError('too_large')`
  *   before fetching a row, measured as the file store measures its file (each record's JSON + 10
- *   bytes), so the same journal is within the limit on both stores or on neither.
+ *   bytes), so the same journal is within the limit on both stores or on neither; it then fetches
+ *   the records in bounded pages (`pageBytes`, default 4 MiB; `pageRows`, default 1000).
  * - `lease` is one atomic upsert: of any number of workers racing for a turn, exactly one gets a
  *   live lease; an expired lease can be taken over, and so can one whose holder ran on this host
  *   and is gone (src/journal/lease.ts). Lease times are the database server's clock.
@@ -83,7 +84,18 @@ export interface PostgresStoreOptions {
    * size: each record's JSON plus 10 bytes. A larger one is `JournalError('too_large')`.
    */
   maxBytes?: number;
+  /**
+   * `read` fetches a journal in pages of at most this many bytes of record JSON (default 4 MiB,
+   * DEFAULT_PAGE_BYTES; a record larger than that is a page of its own) and at most `pageRows`
+   * records (default 1000), so the driver never holds more than one page of rows on top of the
+   * records already decoded.
+   */
+  pageBytes?: number;
+  pageRows?: number;
 }
+
+export const DEFAULT_PAGE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_PAGE_ROWS = 1000;
 
 interface PoolConfig {
   connectionString?: string;
@@ -120,6 +132,7 @@ export class PostgresJournalStore implements JournalStore {
     private readonly ownsPool: boolean,
     prefix: string,
     private readonly maxBytes: number,
+    private readonly page: { bytes: number; rows: number },
   ) {
     this.journal = `${prefix}journal`;
     this.leaseTable = `${prefix}lease`;
@@ -141,7 +154,10 @@ export class PostgresJournalStore implements JournalStore {
       // An idle connection the server dropped: the pool discards it; the next query reconnects.
       pool.on?.('error', () => undefined);
     }
-    const store = new PostgresJournalStore(pool, opts.pool === undefined, prefix, maxBytes);
+    const page = { bytes: opts.pageBytes ?? DEFAULT_PAGE_BYTES, rows: opts.pageRows ?? DEFAULT_PAGE_ROWS };
+    if (!Number.isSafeInteger(page.bytes) || page.bytes < 1 || !Number.isSafeInteger(page.rows) || page.rows < 1)
+      throw new JournalError(`pageBytes and pageRows must be whole numbers ≥ 1 (got ${String(opts.pageBytes)}, ${String(opts.pageRows)})`, 'config');
+    const store = new PostgresJournalStore(pool, opts.pool === undefined, prefix, maxBytes, page);
     try {
       if (opts.createTables !== false) await store.createTables();
     } catch (err) {
@@ -235,23 +251,33 @@ export class PostgresJournalStore implements JournalStore {
     // The size first, so that a journal over the limit is never fetched into memory.
     const size = await this.q(what, `SELECT coalesce(sum(octet_length(body) + ${LINE_OVERHEAD}), 0)::bigint AS bytes FROM ${this.journal} WHERE turn = $1`, [turn]);
     this.checkSize(turn, Number(size.rows[0]?.bytes ?? 0));
-    const { rows } = await this.q(what, `SELECT body FROM ${this.journal} WHERE turn = $1 ORDER BY n`, [turn]);
     const records: JournalRecord[] = [];
     let bytes = 0;
-    for (const row of rows) {
-      let r: unknown;
-      const body = String(row.body);
-      bytes += Buffer.byteLength(body) + LINE_OVERHEAD;
-      this.checkSize(turn, bytes); // records appended between the two statements
-      checkRecordDepth(body, turn, records.length);
-      try {
-        r = JSON.parse(body);
-      } catch {
-        r = undefined;
+    // Bounded pages, keyset-paginated by n: from record `n` on, at most pageRows records whose
+    // JSON adds up to at most pageBytes (the first always comes, alone when it is larger).
+    const pageSql = `SELECT j.body FROM ${this.journal} j JOIN (
+        SELECT n, sum(octet_length(body)) OVER (ORDER BY n) AS upto
+        FROM ${this.journal} WHERE turn = $1 AND n >= $2 ORDER BY n LIMIT $3
+      ) p ON j.turn = $1 AND j.n = p.n WHERE p.n = $2 OR p.upto <= $4 ORDER BY j.n`;
+    for (;;) {
+      const { rows } = await this.q(what, pageSql, [turn, records.length, this.page.rows, this.page.bytes]);
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        let r: unknown;
+        const body = String(row.body);
+        row.body = undefined; // the page's rows are let go of as they are decoded
+        bytes += Buffer.byteLength(body) + LINE_OVERHEAD;
+        this.checkSize(turn, bytes); // records appended between the statements
+        checkRecordDepth(body, turn, records.length);
+        try {
+          r = JSON.parse(body);
+        } catch {
+          r = undefined;
+        }
+        if (!isJournalRecord(r) || r.n !== records.length)
+          throw new JournalError(`${turn}: stored record ${records.length} is malformed`, 'corrupt', { record: records.length });
+        records.push(r);
       }
-      if (!isJournalRecord(r) || r.n !== records.length)
-        throw new JournalError(`${turn}: stored record ${records.length} is malformed`, 'corrupt', { record: records.length });
-      records.push(r);
     }
     return { records, tornBytes: 0 };
   }

@@ -131,8 +131,10 @@ describe('keyed MAC (journalKey / SLUICE_JOURNAL_KEY)', () => {
     const err = await refusal(fj, 'turn', dir, KEY);
     expect(err.record).toBe(r);
     expect(err.message).toMatch(/MAC mismatch/);
-    // Without the key the same forgery passes the lifecycle check: only the MAC tells them apart.
-    await expect(resumeTurn({ store: new FileJournalStore(fj), turn: 'turn', tools: workspaceTools(dir, { ms: 1 }) })).resolves.toBeDefined();
+    // Without the key a signed journal is refused (signed means checked) …
+    await expect(resumeTurn({ store: new FileJournalStore(fj), turn: 'turn', tools: workspaceTools(dir, { ms: 1 }) })).rejects.toMatchObject({ code: 'refused', message: expect.stringContaining('SLUICE_JOURNAL_KEY') });
+    // … and read unchecked on purpose the forgery passes the lifecycle check: only the MAC tells them apart.
+    await expect(resumeTurn({ store: new FileJournalStore(fj), turn: 'turn', tools: workspaceTools(dir, { ms: 1 }), verify: 'skip' })).resolves.toBeDefined();
   });
 
   test('an unkeyed journal resumed with a key is refused at record 0; a renamed keyed journal too', async () => {
