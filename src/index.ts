@@ -4,6 +4,10 @@
  * `sluice/history`, `sluice/parsers`, `sluice/gateway`, `sluice/wire`, `sluice/machines`,
  * `sluice/trace`. test/package/api.test.ts snapshots every entry's exports.
  */
+// Every entry point (this one, src/entries/*, src/parsers/index.ts) starts with this line: it loads
+// Node's types for the declarations (Buffer, NodeJS, node:http, …) in programs whose tsconfig lists
+// no "types" (TypeScript 6 and later then load none by default); @types/node is a dependency.
+/// <reference types="node" preserve="true" />
 export type { FinishReason, StreamErrorInfo, StreamEvent, Usage, WireFormat } from './wire/events';
 export type { OutputEvent } from './release/output';
 export { TurnController } from './engine/controller';

@@ -8,7 +8,7 @@ import { exposure, isLoopback, parseApiKeys } from '../gateway/auth';
 import { Logger, LOG_LEVELS, type LogLevel, turnLogObserver } from '../gateway/log';
 import { composeObservers } from '../gateway/observer';
 import { parseHoldoutFraction } from '../gateway/holdout';
-import { OtelConfigError, otelConfigFromEnv, type OtelConfig, startOtel } from '../gateway/otel';
+import { OtelConfigError, otelConfigFromEnv, otelMissingPackages, type OtelConfig, startOtel } from '../gateway/otel';
 import { parseModelMap } from '../gateway/canonical';
 import type { UpstreamFormatName } from '../gateway/upstream/types';
 import { startTraceBackend, type TraceBackend } from '../gateway/scripted';
@@ -28,7 +28,8 @@ Usage: sluice serve --upstream URL [options]
        sluice serve --upstream scripted:FILE.trace.jsonl
 
 Routes: POST /v1/messages, POST /v1/responses, POST /v1/chat/completions,
-        POST /v1/messages/count_tokens (estimate), GET|HEAD /health and /
+        POST /v1/messages/count_tokens (estimate), GET /v1/models, GET /v1/models/{id},
+        GET|HEAD /health (also /healthz, /livez and /), GET /readyz, GET /metrics
 
 Options (each has an environment variable; the flag wins):
   --upstream URL            backend base URL: http://host:8000, http://host:8000/v1 or the full
@@ -153,7 +154,8 @@ Options (each has an environment variable; the flag wins):
   OpenTelemetry: traces and metrics go out over OTLP (http/protobuf or http/json) when the
   standard variables ask for it: OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_/_METRICS_ENDPOINT),
   OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (otlp|none),
-  OTEL_SERVICE_NAME, OTEL_SDK_DISABLED. Without them nothing is loaded. docs/observability.md
+  OTEL_SERVICE_NAME, OTEL_SDK_DISABLED. Without them nothing is loaded. The SDK is an optional
+  install (exit 1 with the npm install line when it is missing). docs/observability.md
   --help                    this text
 
 Point a client at it:  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_API_KEY=dummy claude
@@ -473,6 +475,11 @@ async function serve(argv: string[]): Promise<number> {
   if (help) {
     process.stdout.write(HELP);
     return 0;
+  }
+  const otelMissing = otelConfig ? otelMissingPackages(otelConfig) : undefined;
+  if (otelMissing !== undefined) {
+    startupFailure(json === true, otelMissing);
+    return 1;
   }
   const logger = new Logger(level);
   options.logger = logger;

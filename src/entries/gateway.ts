@@ -3,6 +3,7 @@
  * served as a real backend, for tests and demos), the encoders, and `loadTextAdapterFactory()` (the
  * open-model text parsers as `GatewayOptions.textAdapter`, for `text:<family>` backends). See docs/gateway.md.
  */
+/// <reference types="node" preserve="true" />
 export { startGateway, loadTextAdapterFactory } from '../gateway/server';
 export type { GatewayOptions, Gateway, GatewayTextAdapterFactory } from '../gateway/server';
 export type { GatewayMetrics } from '../gateway/metrics';

@@ -4,6 +4,7 @@
  * tooling, visualisers and your own controllers; `TurnController` (from `sluice`) runs them.
  * See docs/architecture.md and the generated statecharts in visualizations/.
  */
+/// <reference types="node" preserve="true" />
 export { toolCallMachine } from '../../machines/toolCall.machine';
 export type { ToolCallContext, ToolCallEvent, ToolCallInput, ToolCallMachine, CallStatusEvent } from '../../machines/toolCall.machine';
 export { turnMachine } from '../../machines/turn.machine';

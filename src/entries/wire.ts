@@ -5,6 +5,7 @@
  * uses all of these internally; import them to build your own controller or tooling.
  * See docs/embedding.md ("Entry points").
  */
+/// <reference types="node" preserve="true" />
 export * from '../wire/events';
 export type { OutputEvent } from '../release/output';
 export {

@@ -18,7 +18,8 @@
  *
  * The providers are registered globally (with the async-hooks context manager and the W3C trace
  * context propagator), so the library's own turn and tool spans (src/telemetry) nest under the
- * gateway's request spans. SDK packages are imported only here (and the CLI), never by the library.
+ * gateway's request spans. SDK packages are imported only here (and the CLI), never by the library;
+ * they are optional peer dependencies (`otelMissingPackages` names what to install).
  */
 import type { ExchangeObserver } from './observer';
 
@@ -107,6 +108,46 @@ export function otelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): OtelCon
   if (traces) config.traces = traces;
   if (metricsSig) config.metrics = { ...metricsSig, intervalMs };
   return config;
+}
+
+/**
+ * The OpenTelemetry SDK is not a dependency of the package (it would be most of an install that
+ * only `sluice serve` with `OTEL_*` uses): these are optional peer dependencies, found next to
+ * the package or in the application that installed it (a checkout has them as devDependencies).
+ */
+export const OTEL_PACKAGES = {
+  base: ['@opentelemetry/resources', '@opentelemetry/context-async-hooks', '@opentelemetry/core'],
+  traces: ['@opentelemetry/sdk-trace-base'],
+  metrics: ['@opentelemetry/sdk-metrics'],
+  'traces:http/json': ['@opentelemetry/exporter-trace-otlp-http'],
+  'traces:http/protobuf': ['@opentelemetry/exporter-trace-otlp-proto'],
+  'metrics:http/json': ['@opentelemetry/exporter-metrics-otlp-http'],
+  'metrics:http/protobuf': ['@opentelemetry/exporter-metrics-otlp-proto'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The packages `config` needs, in install order. */
+export function otelPackagesFor(config: OtelConfig): string[] {
+  const names: string[] = [...OTEL_PACKAGES.base];
+  if (config.traces) names.push(...OTEL_PACKAGES.traces, ...OTEL_PACKAGES[`traces:${config.traces.protocol}`]);
+  if (config.metrics) names.push(...OTEL_PACKAGES.metrics, ...OTEL_PACKAGES[`metrics:${config.metrics.protocol}`]);
+  return names;
+}
+
+/**
+ * Undefined when everything `config` needs resolves; otherwise one line naming exactly what to
+ * install (`sluice serve` prints it and exits 1 before anything starts).
+ */
+export function otelMissingPackages(config: OtelConfig, resolve: (name: string) => unknown = require.resolve): string | undefined {
+  const missing = otelPackagesFor(config).filter((name) => {
+    try {
+      resolve(name);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length === 0) return undefined;
+  return `OTEL_* asks for OTLP export, which needs the OpenTelemetry SDK (optional peer dependencies of sluice): npm install ${missing.join(' ')}`;
 }
 
 export interface GatewayOtel {

@@ -9,6 +9,7 @@
  *   `createAdapter('text:<family>')`.
  * - `listFamilies()` / `resolveFamily(name)`: the family names and their aliases.
  */
+/// <reference types="node" preserve="true" />
 import type { Adapter } from '../wire/events';
 import { registerTextAdapterFactory } from '../wire';
 import { createTextAdapter } from './adapter';

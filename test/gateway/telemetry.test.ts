@@ -12,43 +12,18 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Logger, type LogRecord, turnLogObserver } from '../../src/gateway/log';
-import { otelConfigFromEnv } from '../../src/gateway/otel';
+import { OTEL_PACKAGES, otelConfigFromEnv, otelMissingPackages } from '../../src/gateway/otel';
 import { startGateway } from '../../src/gateway/server';
 import { wantsJsonLogs } from '../../src/cli/serve';
 import { chatChunk, type ScriptLine, startScriptedUpstream, type ScriptedUpstream } from '../../src/gateway/scripted';
 import { childCli, childEnv } from '../journal/childBuild';
 import { rawRequest } from './helpers';
+import { type Receiver, spansOf, startReceiver } from './otlpReceiver';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SECRET = 'TOP-SECRET-ARGUMENT';
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
-
-interface Receiver {
-  url: string;
-  posts: { path: string; contentType: string; body: Buffer }[];
-  close(): Promise<void>;
-}
-
-/** A minimal OTLP/HTTP receiver: records every POST, answers 200 `{}`. */
-async function startReceiver(): Promise<Receiver> {
-  const posts: Receiver['posts'] = [];
-  const server = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      posts.push({ path: req.url ?? '', contentType: String(req.headers['content-type'] ?? ''), body: Buffer.concat(parts) });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    posts,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
 
 /** Two calls complete early (each closes 150 ms before the next), finish 300 ms later. */
 function script(): ScriptLine[] {
@@ -140,25 +115,6 @@ afterAll(async () => {
 const chatBody = JSON.stringify({ model: 'qwen-x', stream: true, messages: [{ role: 'user', content: 'go' }], tools: [] });
 
 type Json = Record<string, unknown>;
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: { key: string; value: Json }[];
-  events?: { name: string; timeUnixNano: string; attributes?: { key: string; value: Json }[] }[];
-}
-
-function spansOf(posts: Receiver['posts']): OtlpSpan[] {
-  const spans: OtlpSpan[] = [];
-  for (const p of posts.filter((x) => x.path === '/v1/traces')) {
-    const req = JSON.parse(p.body.toString('utf8')) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-    for (const rs of req.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-  }
-  return spans;
-}
-
 function attr(list: { key: string; value: Json }[] | undefined, key: string): unknown {
   const v = list?.find((a) => a.key === key)?.value;
   if (!v) return undefined;
@@ -380,3 +336,24 @@ test('a dead backend: the client gets 502 and the log says so at warn (no turn r
   expect(warn[0]).toMatchObject({ upstreamFormat: 'openai-chat', errorType: 'api_error' });
   expect(records.some((r) => r.msg === 'turn')).toBe(false);
 }, 30_000);
+
+test('the OpenTelemetry SDK is an optional peer: a missing package is named in one install line, only what OTEL_* needs', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+  const all = [...new Set(Object.values(OTEL_PACKAGES).flat())];
+  for (const name of all) {
+    expect([name, pkg.dependencies?.[name]]).toEqual([name, undefined]); // never installed with the library
+    expect([name, pkg.peerDependenciesMeta?.[name]]).toEqual([name, { optional: true }]);
+    expect([name, typeof pkg.devDependencies?.[name]]).toEqual([name, 'string']); // a checkout has it
+  }
+  const config = otelConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' })!;
+  expect(otelMissingPackages(config)).toBeUndefined(); // the checkout's devDependencies
+  const none = (name: string): never => {
+    throw new Error(`Cannot find module '${name}'`);
+  };
+  expect(otelMissingPackages(config, none)).toBe(
+    'OTEL_* asks for OTLP export, which needs the OpenTelemetry SDK (optional peer dependencies of sluice): npm install @opentelemetry/resources @opentelemetry/context-async-hooks @opentelemetry/core @opentelemetry/sdk-trace-base @opentelemetry/exporter-trace-otlp-http',
+  );
+  const both = otelConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })!;
+  const onlyExporters = (name: string): string => (name.includes('exporter-') ? none(name) : name);
+  expect(otelMissingPackages(both, onlyExporters)).toMatch(/: npm install @opentelemetry\/exporter-trace-otlp-proto @opentelemetry\/exporter-metrics-otlp-proto$/);
+});

@@ -7,17 +7,24 @@
  * type-checked under `moduleResolution: "nodenext"` (both projects) and `"bundler"`, compiled and
  * run; the README's Library example (its code block, with the Anthropic client swapped for a
  * scripted stream) type-checked and run; the --inspect message without the optional peer.
+ * The install is light: `npm install <tarball> zod` stays under 25 MB of node_modules, with no
+ * OpenTelemetry SDK, exporter or protobuf (optional peers of `sluice serve`); after the documented
+ * OTel install the installed gateway exports OTLP, and without it says in one line what to install.
+ * Types compile with no "types" entry (`types: []`), also under the newest TypeScript from the
+ * registry with SLUICE_BUNDLERS=1.
  *
  * Packs the current build (dist/; `npm ci` makes it); builds first when there is none. npm
  * fetches the dependencies with --prefer-offline (the npm cache from `npm ci` serves them).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as url from 'node:url';
 import { promisify } from 'node:util';
+import { OTEL_PACKAGES } from '../../src/gateway/otel';
+import { spansOf, startReceiver } from '../gateway/otlpReceiver';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -25,7 +32,10 @@ const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'];
 
 jest.setTimeout(300_000);
-/** Rollup too (npm run test:bundlers); CI runs esbuild, Vite and webpack. */
+/**
+ * Rollup too, and the newest TypeScript from the registry (npm run test:bundlers; ~1 min each on a
+ * busy 2-core machine); CI runs esbuild, Vite and webpack, and the repository's TypeScript.
+ */
 const ALL_BUNDLERS = process.env.SLUICE_BUNDLERS === '1';
 
 async function sh(file: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
@@ -118,7 +128,11 @@ function tsconfig(moduleKind: 'nodenext' | 'bundler', files: string[], libCheck 
     moduleKind === 'nodenext'
       ? { module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: !libCheck }
       : { module: 'esnext', moduleResolution: 'bundler', noEmit: true, skipLibCheck: true };
-  return JSON.stringify({ compilerOptions: { target: 'es2022', lib: ['es2022'], strict: true, types: ['node'], outDir: 'out', ...module }, files }, null, 2);
+  // No "types" entry: the package's declarations load Node's types themselves (@types/node is a
+  // dependency). The run that checks the declarations says `types: []`, what TypeScript 6 and later
+  // assume without the entry (this TypeScript would otherwise load every @types package it sees).
+  const types = libCheck ? { types: [] } : {};
+  return JSON.stringify({ compilerOptions: { target: 'es2022', lib: ['es2022'], strict: true, outDir: 'out', ...types, ...module }, files }, null, 2);
 }
 
 describe('the packed package', () => {
@@ -147,7 +161,8 @@ describe('the packed package', () => {
     };
     const esm = project('esm', 'module');
     const cjs = project('cjs', 'commonjs');
-    await Promise.all([esm, cjs].map((dir) => sh('npm', ['install', tarball, '@types/node@20', ...NPM_FLAGS], dir)));
+    // What a user types (docs/embedding.md): the tarball and a validator; nothing else.
+    await Promise.all([esm, cjs].map((dir) => sh('npm', ['install', tarball, 'zod', ...NPM_FLAGS], dir)));
   });
 
   afterAll(() => {
@@ -173,8 +188,11 @@ describe('the packed package', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(pkg.private).toBeUndefined();
     expect(pkg.peerDependencies).toMatchObject({ zod: expect.any(String), '@statelyai/inspect': expect.any(String) });
-    expect(pkg.peerDependenciesMeta).toEqual({ '@statelyai/inspect': { optional: true } });
+    // Every peer is optional (zod too: any Standard Schema works; the OTel SDK only for `sluice serve` exports).
+    const peers = Object.keys(pkg.peerDependencies as object);
+    expect(pkg.peerDependenciesMeta).toEqual(Object.fromEntries(peers.map((p) => [p, { optional: true }])));
     expect(pkg.dependencies).not.toHaveProperty('zod');
+    expect(Object.keys(pkg.dependencies as object).filter((d) => d.startsWith('@opentelemetry/'))).toEqual(['@opentelemetry/api']);
     // The documented import paths are exports keys (none with src/ or dist/), and every file an
     // exports entry names is in the tarball.
     const exportsMap = pkg.exports as Record<string, unknown>;
@@ -184,6 +202,39 @@ describe('the packed package', () => {
     const targets = leaves(exportsMap).map((t) => t.replace(/^\.\//, ''));
     expect(targets.length).toBeGreaterThanOrEqual(17);
     expect(targets.filter((t) => !packed.includes(t))).toEqual([]);
+  });
+
+  test('npm install <tarball> zod is light: under 25 MB of node_modules, no OpenTelemetry SDK, exporter, OTLP transformer or protobuf', () => {
+    const modules = path.join(tmp, 'esm', 'node_modules');
+    const installed = packagesIn(modules);
+    expect(installed).toEqual(expect.arrayContaining(['sluice', 'zod', 'xstate', '@types/node']));
+    expect(installed.filter((n) => /^@opentelemetry\/(?!api$)|protobuf|^@grpc\//.test(n))).toEqual([]);
+    const mb = treeBytes(modules) / (1024 * 1024);
+    expect([Math.round(mb * 10) / 10, mb < 25]).toEqual([expect.any(Number), true]);
+  });
+
+  (ALL_BUNDLERS ? test : test.skip)('the newest TypeScript from the registry compiles every entry point with no "types" entry: nodenext (ESM and CommonJS), node16 and bundler (SLUICE_BUNDLERS=1)', async () => {
+    const dir = path.join(tmp, 'ts-latest');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ private: true }));
+    await sh('npm', ['install', 'typescript@latest', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+    const tscLatest = path.join(dir, 'node_modules/typescript/bin/tsc');
+    const version = (JSON.parse(fs.readFileSync(path.join(dir, 'node_modules/typescript/package.json'), 'utf8')) as { version: string }).version;
+    expect(Number(version.split('.')[0])).toBeGreaterThanOrEqual(6); // the releases that load no @types by default
+    const configs: [string, string][] = [];
+    for (const [project, kinds] of [['esm', ['nodenext', 'node16', 'bundler']], ['cjs', ['nodenext', 'node16']]] as const) {
+      const pdir = path.join(tmp, project);
+      fs.writeFileSync(path.join(pdir, 'check.ts'), CHECK_TS);
+      for (const kind of kinds) {
+        // A plain strict config: module and resolution, nothing else (no "types", no "lib").
+        const module = kind === 'bundler' ? 'esnext' : kind;
+        const file = `tsconfig.latest-${kind}.json`;
+        fs.writeFileSync(path.join(pdir, file), JSON.stringify({ compilerOptions: { strict: true, module, moduleResolution: kind, noEmit: true }, files: ['check.ts'] }));
+        configs.push([pdir, file]);
+      }
+    }
+    const results = await Promise.all(configs.map(([pdir, file]) => sh(process.execPath, [tscLatest, '-p', file], pdir).then(() => `${path.basename(pdir)} ${file}: ok`, (e: Error) => `${path.basename(pdir)} ${file}: ${e.message}`)));
+    expect(results).toEqual(configs.map(([pdir, file]) => `${path.basename(pdir)} ${file}: ok`));
   });
 
   test('ESM project: every entry point type-checks under nodenext and bundler, and runs; so does the README example', async () => {
@@ -379,10 +430,65 @@ console.log(JSON.stringify({ status: res.status, backendGotText: sent.includes(t
     const dir = path.join(tmp, 'cjs');
     const bin = path.join(dir, 'node_modules/.bin/sluice');
     const demo = await sh(bin, ['demo', '--time-scale', '0.1'], dir);
-    const hinted = /next: sluice replay (\S+)/.exec(demo.stdout)?.[1];
+    const hinted = /next: npx sluice replay (\S+)/.exec(demo.stdout)?.[1];
     expect(hinted).toMatch(/node_modules\/sluice\/examples\/coding-turn\.anthropic\.trace\.jsonl$/);
-    const replay = await sh(bin, ['replay', hinted!, '--json'], dir);
+    const replay = await sh('npx', ['--no', 'sluice', 'replay', hinted!, '--json'], dir); // --no: never from the registry
     expect((JSON.parse(replay.stdout) as { calls: unknown[] }).calls.length).toBeGreaterThan(0);
+  });
+
+  test('`sluice serve` with OTEL_* but without the OpenTelemetry SDK: one line naming what to install, exit 1 (text and JSON logs)', async () => {
+    const dir = path.join(tmp, 'cjs');
+    const env = { ...noOtelEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
+    const fail = (args: string[]) =>
+      run(path.join(dir, 'node_modules/.bin/sluice'), ['serve', '--upstream', 'scripted:demo', '--port', '0', ...args], { cwd: dir, env }).then(
+        () => undefined,
+        (e: { code?: number; stdout?: string; stderr?: string }) => e,
+      );
+    const [text, json] = await Promise.all([fail([]), fail(['--log-format', 'json'])]);
+    const line =
+      'OTEL_* asks for OTLP export, which needs the OpenTelemetry SDK (optional peer dependencies of sluice): npm install @opentelemetry/resources @opentelemetry/context-async-hooks @opentelemetry/core @opentelemetry/sdk-trace-base @opentelemetry/exporter-trace-otlp-proto @opentelemetry/sdk-metrics @opentelemetry/exporter-metrics-otlp-proto';
+    expect([text?.code, text?.stdout, text?.stderr]).toEqual([1, '', `sluice serve: ${line}\n`]);
+    expect(json?.code).toBe(1);
+    expect(json?.stderr?.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({ level: 'error', msg: 'startup_failed', error: line })]);
+  });
+
+  test('after the OTel install docs/observability.md gives, the installed `sluice serve` exports OTLP traces', async () => {
+    const dir = path.join(tmp, 'gateway');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'gateway-consumer', private: true }));
+    await sh('npm', ['install', tarball, ...documentedOtelInstall(), ...NPM_FLAGS], dir);
+    const receiver = await startReceiver();
+    try {
+      const env = { ...noOtelEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'installed-gateway' };
+      const child = spawn(path.join(dir, 'node_modules/.bin/sluice'), ['serve', '--upstream', 'scripted:demo', '--port', '0'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+          const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        void exited.then((code) => reject(new Error(`serve exited (${code}): ${err}`)));
+      });
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'go' }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      child.kill('SIGTERM'); // drains, then flushes the exporters
+      expect(await exited).toBe(0);
+      const traces = receiver.posts.filter((p) => p.path === '/v1/traces');
+      expect(traces.length).toBeGreaterThan(0);
+      expect(traces[0]!.body.toString('utf8')).toContain('installed-gateway');
+      expect(spansOf(receiver.posts).map((s) => s.kind)).toContain(2); // SpanKind.SERVER: the request's span
+    } finally {
+      await receiver.close();
+    }
   });
 
   test('--inspect-log without the optional peer @statelyai/inspect: one line that says what to install', async () => {
@@ -410,6 +516,47 @@ interface Built {
 async function buildScript(dir: string, script: string): Promise<Built> {
   const { stdout } = await sh(process.execPath, ['--input-type=module', '-e', script], dir);
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as Built;
+}
+
+/** Every package installed under `modules` (nested node_modules too), by name. */
+function packagesIn(modules: string): string[] {
+  const names: string[] = [];
+  if (!fs.existsSync(modules)) return names;
+  for (const e of fs.readdirSync(modules, { withFileTypes: true })) {
+    if (!e.isDirectory() || e.name.startsWith('.')) continue;
+    const dirs = e.name.startsWith('@') ? fs.readdirSync(path.join(modules, e.name)).map((n) => `${e.name}/${n}`) : [e.name];
+    for (const name of dirs) names.push(name, ...packagesIn(path.join(modules, name, 'node_modules')));
+  }
+  return names;
+}
+
+/** The bytes of every file under `dir` (what the files hold, not the blocks they take). */
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += treeBytes(p);
+    else if (e.isFile()) total += fs.statSync(p).size;
+  }
+  return total;
+}
+
+/** This process's environment without any OTEL_* variable. */
+function noOtelEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
+}
+
+/**
+ * The packages of the `npm install` line docs/observability.md gives for OTLP export from `sluice
+ * serve`: exactly the optional peers src/gateway/otel.ts loads (both protocols).
+ */
+function documentedOtelInstall(): string[] {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/observability.md'), 'utf8');
+  const line = doc.split('\n').find((l) => /^npm install .*@opentelemetry\/sdk-trace-base/.test(l));
+  if (!line) throw new Error('docs/observability.md: no `npm install … @opentelemetry/sdk-trace-base …` line');
+  const names = line.split(/\s+/).filter((w) => w.startsWith('@opentelemetry/'));
+  expect([...names].sort()).toEqual([...new Set(Object.values(OTEL_PACKAGES).flat())].sort());
+  return names;
 }
 
 /** The bundle's entry file does not hold the shell parser (mvdan-sh); exactly one other file does. */
