@@ -106,6 +106,11 @@ export type ControllerEvents = {
   'attempt.begin': { attempt: number };
   'turn.done': TurnSummary;
   warning: ControllerWarning;
+  /**
+   * The turn's actor stopped on an exception thrown inside one of its steps (a bug, or an event
+   * listener that threw while the machine ran it). The turn then ends failed (`internal_error`).
+   */
+  fault: { error: unknown };
   /** Lifecycle trace for the run-time invariant checks (I4–I6). */
   trace: TraceEntry;
 };
@@ -346,6 +351,9 @@ export class TurnController {
       return inspect(observer);
     };
     this.trace({ t: 0, kind: 'attempt.start', attempt: 1 });
+    // XState rethrows the error of an actor nobody observes from a timer, outside any stack: one
+    // throwing listener would end the process. The turn takes its own actor's error instead.
+    this.actor.subscribe({ error: (err) => this.onActorError(err) });
     this.actor.start();
   }
 
@@ -775,6 +783,22 @@ export class TurnController {
     this.usage = undefined;
   }
 
+  /**
+   * The turn's actor stopped on an exception (see `fault`): the turn ends failed with one
+   * `internal_error` (the `error` output event, `turn.done`, `done` resolved) and reads no more;
+   * a listener that throws again here is not heard (the actor is already stopped).
+   */
+  private onActorError(err: unknown): void {
+    this.error = { type: 'internal_error', message: 'the turn stopped on an internal error' };
+    for (const step of [() => this.events.emit('fault', { error: err }), () => this.onTurnDone('failed')]) {
+      try {
+        step();
+      } catch {
+        // Contained: the fault was reported once already.
+      }
+    }
+  }
+
   private onTurnDone(outcome: TurnOutcome): void {
     const ctx = this.actor.getSnapshot().context;
     for (const s of this.slots.values()) {
@@ -1074,7 +1098,9 @@ export class TurnController {
    * `done`), so the controller keeps no flags of its own for it.
    */
   get attemptOpen(): boolean {
-    const state = this.actor.getSnapshot().value;
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status === 'error') return false;
+    const state = snapshot.value;
     return state === 'streaming' || state === 'aborting';
   }
 

@@ -35,6 +35,9 @@ import { Turn } from './exchange/control';
 import { clientSink } from './exchange/sink';
 import { decodeUpstream } from './exchange/decode';
 import { finishExchange } from './exchange/finish';
+import { contained, type PipelineStage, reportFault } from './exchange/fault';
+import type { ClientSink } from './exchange/sink';
+import { GatewayError } from './errors';
 
 export { clientKey, type ExchangeContext, type MalformedCallMode, ms, sendJson } from './exchange/context';
 export { MALFORMED_KEY, MALFORMED_RAW_KEY, MALFORMED_RAW_MAX, malformedInput } from './exchange/control';
@@ -51,10 +54,18 @@ export async function runExchange(
   ac: AbortController,
   path: string,
 ): Promise<void> {
-  const x = await parseRequest({ ctx, api, body, req, res, reqId, t0, ac, path });
+  let x: Exchange;
+  try {
+    x = await parseRequest({ ctx, api, body, req, res, reqId, t0, ac, path });
+  } catch (err) {
+    throw contained({ ctx, reqId }, 'parse', err);
+  }
   let end: RequestEnd | undefined;
   let stage = 'invalid_request'; // what a throw from here on is, for the observer
+  let step: PipelineStage = 'open'; // where a throw from here on came from, for the log and the metric
   let unwatch: (() => void) | undefined;
+  let turn: Turn | undefined;
+  let sink: ClientSink | undefined;
   try {
     const upstream = upstreamRequest(x);
     unwatch = watchClientAndDrain(x);
@@ -62,21 +73,45 @@ export async function runExchange(
     const upRes = await openUpstream(x, upstream);
     if (!isResponse(upRes)) return void (end = upRes);
     stage = 'stream_error';
-    const sink = clientSink(x);
-    const turn = new Turn(x, sink);
+    step = 'control';
+    sink = clientSink(x);
+    turn = new Turn(x, sink);
+    step = 'encode';
     sink.commit();
+    step = 'decode';
     await decodeUpstream(x, upRes, turn, sink);
+    step = 'finish';
     const streamEndAt = performance.now();
     await sink.settled?.(); // a huge call's last pieces (src/encode/pieces.ts) before the response ends
     end = finishExchange(x, turn, sink);
     if (end.outcome === 'ok') rememberCalls(x, streamEndAt);
   } catch (err) {
+    if (!(err instanceof GatewayError) && x.res.headersSent) {
+      // After the commit point: the stream ends with the API's error frame, here and nowhere else.
+      end = endAfterFault(x, turn, sink, step, err);
+      return;
+    }
     end = thrownEnd(err, stage);
-    throw err;
+    throw contained(x, step, err);
   } finally {
     unwatch?.();
-    x.obs.end(end ?? thrownEnd(undefined, stage));
+    try {
+      x.obs.end(end ?? thrownEnd(undefined, stage));
+    } catch (err) {
+      reportFault(x, 'finish', err);
+    }
   }
+}
+
+/** A committed response whose request threw outside the turn's own guards (fault.ts). */
+function endAfterFault(x: Exchange, turn: Turn | undefined, sink: ClientSink | undefined, step: PipelineStage, err: unknown): RequestEnd {
+  if (turn && sink) {
+    turn.fault(step, err);
+    return finishExchange(x, turn, sink);
+  }
+  reportFault(x, step, err);
+  if (!x.res.destroyed) x.res.destroy();
+  return { status: 200, outcome: 'internal_error', errorType: 'api_error', toolUses: x.stats.toolUses, malformedCalls: x.stats.malformed };
 }
 
 /** The call ids this response gave its client, for linking the request that answers them (sessionLink.ts). */

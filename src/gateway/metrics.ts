@@ -5,6 +5,7 @@
  *
  * What is measured (names are stable; docs/gateway.md "Operations" lists them):
  * - requests by route and status, client errors by Anthropic error type, upstream errors by type;
+ * - internal errors (an exception inside one request, contained to it) by pipeline stage;
  * - streams in flight and open client connections;
  * - per released tool call: its head start (how long before the end of the backend stream the
  *   client had the call) and its release lag (completion evidence → release);
@@ -34,6 +35,7 @@ export class GatewayMetrics {
   readonly requests: Counter<'route' | 'status'>;
   readonly clientErrors: Counter<'type'>;
   readonly upstreamErrors: Counter<'type'>;
+  readonly internalErrors: Counter<'stage'>;
   readonly activeStreams: Gauge;
   readonly connections: Gauge;
   readonly rejectedConnections: Counter;
@@ -61,6 +63,12 @@ export class GatewayMetrics {
       name: `${p}upstream_errors_total`,
       help: 'Backend failures (refused, timeout, HTTP error, error chunk, reset, not SSE), by error type.',
       labelNames: ['type'],
+      registers,
+    });
+    this.internalErrors = new Counter({
+      name: `${p}internal_errors_total`,
+      help: 'Exceptions inside one request (a bug in a stage, an encoder or a listener), each contained to its request, by stage: parse, open, decode, control, encode, finish.',
+      labelNames: ['stage'],
       registers,
     });
     this.activeStreams = new Gauge({ name: `${p}active_streams`, help: 'Model requests in flight (holding a concurrency slot).', registers });
@@ -91,6 +99,10 @@ export class GatewayMetrics {
   request(route: string, status: number, errorType?: string): void {
     this.requests.inc({ route, status: String(status) });
     if (errorType !== undefined && isClientError(status)) this.clientErrors.inc({ type: errorType });
+  }
+
+  internalError(stage: string): void {
+    this.internalErrors.inc({ stage });
   }
 
   upstreamError(type: string): void {

@@ -12,6 +12,7 @@ import type { CanonicalRequest, ModelMapping, ToolParam } from '../canonical';
 import type { BodyWorkerPool } from '../worker/pool';
 import type { RequestHead } from '../worker/translate';
 import type { InboundApi } from '../inbound/types';
+import type { PipelineStage } from './fault';
 import type { ClientToolLookup } from '../inbound/responsesTools';
 import type { Logger } from '../log';
 import type { GatewayMetrics } from '../metrics';
@@ -108,6 +109,8 @@ export interface Exchange {
   shutdownEnded: boolean;
   /** After the commit point: how a drain deadline ends the stream (set by the decode stage). */
   endForShutdown?: (message: string) => void;
+  /** Set when an exception inside this request ended it (fault.ts): the stage it came from. */
+  fault?: PipelineStage;
   /** What the observers were told at the start (arm, continuation, session, span). */
   readonly info: RequestInfo;
   /** The tool-call ids the client got in this response (the encoders mint them; sessionLink.ts). */

@@ -16,6 +16,7 @@ import type { StreamEvent } from '../../wire/events';
 import { singleToolRequested } from '../canonical';
 import { toAnthropicErrorType } from '../errors';
 import type { Exchange, MalformedCallMode } from './context';
+import { INTERNAL_ERROR_EVENT, type PipelineStage, reportFault } from './fault';
 import type { ClientSink } from './sink';
 
 /** The marker key of a passed-through malformed call's input (documented in docs/gateway.md). */
@@ -64,20 +65,58 @@ export class Turn {
     // A single-tool request keeps the drop rule: a valid sibling must not lose its one slot to a broken call.
     this.malformedMode = single ? 'drop' : ctx.malformedCalls;
     this.anthropicErrors = x.api.name === 'messages';
-    ctx.metrics?.observeTurn(this.ctrl.events);
-    x.obs.controller(this.ctrl);
+    // The turn's own listeners first: a fault in an observer's listener finds them in place.
+    this.ctrl.events.on('fault', ({ error }) => this.fault('control', error));
     this.ctrl.events.on('output', (e) => this.output(e));
     this.ctrl.events.on('warning', (w) => this.warning(w));
+    ctx.metrics?.observeTurn(this.ctrl.events);
+    x.obs.controller(this.ctrl);
   }
 
   /** One decoded event (the decode stage's fence has already dropped what came after the finish). */
   feed(ev: StreamEvent): void {
-    if (ev.type === 'call.fragment') this.note(ev.index).parts.push(ev.text);
-    else if (ev.type === 'call.identity' && ev.name) this.note(ev.index).name = ev.name;
-    this.ctrl.feed(ev);
+    if (this.faulted) return;
+    try {
+      if (ev.type === 'call.fragment') this.note(ev.index).parts.push(ev.text);
+      else if (ev.type === 'call.identity' && ev.name) this.note(ev.index).name = ev.name;
+      this.ctrl.feed(ev);
+    } catch (err) {
+      this.fault('control', err);
+    }
+  }
+
+  private faulted = false;
+
+  /**
+   * An exception inside this request's turn (fault.ts): reported once, the client gets the API's
+   * error frame (or, when even that cannot be written, the connection is closed), and the turn is
+   * over — the decode stage stops and the finish stage ends the response. Nothing else is affected.
+   */
+  fault(stage: PipelineStage, err: unknown): void {
+    if (this.faulted) return;
+    this.faulted = true;
+    const { x } = this;
+    reportFault(x, stage, err);
+    x.stats.errorType = 'api_error';
+    try {
+      this.sink.push(INTERNAL_ERROR_EVENT);
+      this.sink.flush();
+    } catch {
+      if (!x.res.destroyed) x.res.destroy();
+    }
+    this.terminate();
   }
 
   private output(e: OutputEvent): void {
+    if (this.faulted) return;
+    try {
+      this.encode(e);
+    } catch (err) {
+      this.fault('encode', err);
+    }
+  }
+
+  private encode(e: OutputEvent): void {
     if (e.type === 'text') return this.sink.push(e);
     // Passed-through malformed calls count as released calls for the stop reason.
     if (e.type === 'end' && this.x.stats.malformed > 0) e = { ...e, released: e.released + this.x.stats.malformed };

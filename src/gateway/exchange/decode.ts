@@ -18,6 +18,7 @@ import { IdleTimer, sseProgress, StreamFence } from '../hygiene';
 import { type Exchange, ms } from './context';
 import type { Turn } from './control';
 import type { ClientSink } from './sink';
+import type { PipelineStage } from './fault';
 
 /** Bytes of the backend's stream decoded per turn of the event loop at most (then it waits a turn): a few ms. */
 const TURN_BYTES = 256 * 1024;
@@ -78,12 +79,26 @@ class Decoder {
         if (!this.yielding) upRes.resume();
       },
     };
-    upRes.on('data', (chunk: Buffer) => this.data(chunk));
-    upRes.on('end', () => this.end());
-    upRes.on('error', () => this.fail('api_error', 'upstream connection lost mid-stream'));
+    upRes.on('data', (chunk: Buffer) => this.guard('decode', () => this.data(chunk)));
+    upRes.on('end', () => this.guard('decode', () => this.end()));
+    upRes.on('error', () => this.guard('decode', () => this.fail('api_error', 'upstream connection lost mid-stream')));
     upRes.on('close', () => {
-      if (!this.done && !x.clientGone) this.fail('api_error', 'upstream connection closed mid-stream');
+      if (!this.done && !x.clientGone) this.guard('decode', () => this.fail('api_error', 'upstream connection closed mid-stream'));
     });
+  }
+
+  /**
+   * Every entry from the backend socket, the timers and the `read` microtask runs here: an
+   * exception ends this request (the turn's `fault`: an error frame to the client), never the
+   * process (a throw in a socket's event or a microtask is uncaught).
+   */
+  private guard(stage: PipelineStage, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.done = true;
+      this.turn.fault(stage, err);
+    }
   }
 
   /**
@@ -115,8 +130,8 @@ class Decoder {
   private readQueued = false;
   private readonly read = (): void => {
     this.readQueued = false;
-    this.decodeParts();
-    this.sink.flush();
+    this.guard('decode', () => this.decodeParts());
+    this.guard('encode', () => this.sink.flush());
   };
 
   /** The sink asked for the backend to wait (the client is not reading, or a huge call's pieces drain). */
@@ -185,7 +200,7 @@ class Decoder {
 
   /** A timer ended the stream: fail it and drop the backend connection. */
   private cut(type: string, message: string): void {
-    this.fail(type, message);
+    this.guard('decode', () => this.fail(type, message));
     this.upRes.destroy();
   }
 

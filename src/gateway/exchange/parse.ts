@@ -38,7 +38,10 @@ export async function parseRequest(a: Arrival): Promise<Exchange> {
   const t = await translate(a);
   if (!t.ok) {
     const err = errorOf(t.error);
-    if (t.error.internal) ctx.logger.error('internal_error', { reqId, path, error: t.error.internal });
+    if (t.error.internal) {
+      ctx.logger.error('internal_error', { reqId, path, stage: 'parse', error: t.error.internal });
+      ctx.metrics?.internalError('parse');
+    }
     observer.start(requestInfo(a, t.stream, t.model, t.upstreamModel ?? t.model)).end(thrownEnd(err, 'invalid_request'));
     throw err;
   }
