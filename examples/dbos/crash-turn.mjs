@@ -21,7 +21,8 @@
  * Test hooks (env; the crash tests use them to kill at exact boundaries and to change the code):
  * SLUICE_TEST_DIE_AFTER_EFFECT=N (SIGKILL itself right after writing its Nth effect line),
  * SLUICE_TEST_DIE_AT=before-turn|after-turn, SLUICE_TEST_TURN_KEY (default t0),
- * SLUICE_TEST_EXTRA_TOOL=1 (one more tool: another version of the code).
+ * SLUICE_TEST_EXTRA_TOOL=1 (one more tool: another version of the code), SLUICE_TEST_APP_VERSION
+ * (DBOS applicationVersion; default crash-turn-1).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -221,7 +222,7 @@ async function main() {
     { name: 'sluiceCrashTurn' },
   );
 
-  DBOS.setConfig({ name: 'sluice-crash-turn', systemDatabaseUrl: url, applicationVersion: 'crash-turn-1', logger: quietLogger });
+  DBOS.setConfig({ name: 'sluice-crash-turn', systemDatabaseUrl: url, applicationVersion: process.env.SLUICE_TEST_APP_VERSION ?? 'crash-turn-1', logger: quietLogger });
   await DBOS.launch();
   const handle = await DBOS.startWorkflow(turnWorkflow, { workflowID: args.workflow })({ seed: args.seed, calls: args.calls, eventMs: args.eventMs, toolMs: args.toolMs });
   const out = await handle.getResult();
