@@ -27,9 +27,10 @@ Usage: sluice serve --upstream URL [options]
        sluice serve --upstream scripted:demo          (no backend needed: try it offline)
        sluice serve --upstream scripted:FILE.trace.jsonl
 
-Routes: POST /v1/messages, POST /v1/responses, POST /v1/chat/completions,
-        POST /v1/messages/count_tokens (estimate), GET /v1/models, GET /v1/models/{id},
-        GET|HEAD /health (also /healthz, /livez and /), GET /readyz, GET /metrics
+Routes: POST /v1/messages, POST /v1/responses (also /responses), POST /v1/chat/completions
+        (also /chat/completions), POST /v1/messages/count_tokens (estimate), GET /v1/models,
+        GET /v1/models/{id} (both also without /v1), GET|HEAD /health (also /healthz, /livez
+        and /), GET /readyz, GET /metrics
 
 Options (each has an environment variable; the flag wins):
   --upstream URL            backend base URL: http://host:8000, http://host:8000/v1 or the full

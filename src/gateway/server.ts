@@ -272,6 +272,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   // Throws (a configuration error) for a non-loopback host without keys or noAuth.
   const auth = resolveAuth({ host: opts.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}) });
+  /** Set once the operations thread listens; declared here, before any request can end. */
+  let opsListener: OpsListener | undefined;
   const budget = new MemoryBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES, undefined, options.collectAfterBurst === true);
   if (budget.largestBody < opts.maxBodyBytes)
     throw new Error(
@@ -347,7 +349,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   ]);
 
   const server = http.createServer(httpServerOptions(limits), (req, res) => {
-    void handle(req, res);
+    // Publish the request's end (its slot and body memory given back) to the operations thread at
+    // once, so its /health agrees with this port's the moment a request ends.
+    void handle(req, res).finally(() => opsListener?.beat());
   });
   const { all: sockets, idle: idleSockets } = guardConnections(server, limits, {
     onCount: (n) => metrics.connections.set(n),
@@ -520,7 +524,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const port = (server.address() as AddressInfo).port;
   const url = urlOf(opts.host, port);
 
-  let opsListener: OpsListener | undefined;
   /** /metrics for the operations thread: the same key rule, the same registry. */
   const opsMetrics = async (key: string | undefined, head: boolean): Promise<{ status: number; headers: Record<string, string>; body: string }> => {
     if (opsAuth && !keyMatches(opsAuth, key)) {

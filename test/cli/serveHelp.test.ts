@@ -19,11 +19,11 @@ function sources(dir: string): string[] {
 test('every route in the gateway sources is in the help text', () => {
   const code = sources(GATEWAY).join('\n');
   const routes = new Set<string>();
-  for (const m of code.matchAll(/\[\s*'(\/v1\/[\w/]+)'\s*,/g)) routes.add(m[1]!); // the API route table
+  for (const m of code.matchAll(/\[\s*'(\/[\w/]+)'\s*,\s*\w+Api\s*\]/g)) routes.add(m[1]!); // the API route table
   for (const m of code.matchAll(/\bpath === '(\/[\w/]*)'/g)) routes.add(m[1]!); // operations and count_tokens
   // The models routes are one pattern (`/v1/models` and `/v1/models/{id}`, also without `/v1`).
   if (/models\(\?:\\\/\(\.\+\)\)\?/.test(code)) routes.add('/v1/models').add('/v1/models/{id}');
-  expect([...routes]).toEqual(expect.arrayContaining(['/v1/messages', '/v1/chat/completions', '/v1/models', '/v1/models/{id}', '/readyz', '/metrics', '/']));
+  expect([...routes]).toEqual(expect.arrayContaining(['/v1/messages', '/v1/chat/completions', '/chat/completions', '/v1/models', '/v1/models/{id}', '/readyz', '/metrics', '/']));
   const help = HELP.slice(HELP.indexOf('Routes:'), HELP.indexOf('\n\n', HELP.indexOf('Routes:')));
   const listed = new Set(help.match(/\/[\w/{}]*/g));
   expect([...routes].filter((r) => !listed.has(r))).toEqual([]);
