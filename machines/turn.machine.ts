@@ -9,9 +9,11 @@ import { AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot,
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
  *
- *   streaming ──stream.end──▶ draining ──all settled──▶ done
+ *   streaming ──stream.end [finished]──▶ draining ──all settled──▶ done
  *      │  └─stream.error [canRetry]──▶ backoff ──after retryDelay──▶ streaming (next attempt)
  *      └────stream.error [else]──────▶ failed
+ *   stream.end without a finish (SPEC §12: a stream that did not finish is not a finished turn)
+ *   is a `stream_truncated` error: backoff when another attempt is allowed, else failed.
  *   turn.abort (commit | drop) from streaming / draining / backoff ──▶ done
  *
  * One `toolCall` actor is spawned per call (`call.open`). The controller (src/engine) forwards
@@ -268,6 +270,17 @@ function recordReady(
 }
 
 /** The wait after failed attempt `attempt` (src/engine/retry.ts); `previousDelayMs` for decorrelated jitter. */
+/** What an attempt's stream ended with when it ended without its finish (SPEC §12). */
+export const TRUNCATED_ERROR: StreamErrorInfo = {
+  type: 'stream_truncated',
+  message: 'the stream ended before its finish (no finish reason / terminal event): the attempt is discarded',
+};
+
+/** The error a failing `stream.error` or an unfinished `stream.end` ends the attempt with. */
+function attemptError(event: TurnEvent): StreamErrorInfo | undefined {
+  return event.type === 'stream.error' ? event.error : event.type === 'stream.end' ? TRUNCATED_ERROR : undefined;
+}
+
 export function retryDelayOf(settings: TurnSettings, attempt: number, error: StreamErrorInfo | undefined, previousDelayMs?: number): RetryDelay {
   return computeRetryDelay(
     { baseMs: settings.retryBaseMs, maxDelayMs: settings.retryMaxDelayMs ?? DEFAULT_RETRY_MAX_DELAY_MS, jitter: settings.retryJitter ?? 'full' },
@@ -462,6 +475,7 @@ function startContext(context: TurnContext, unrequestedApprovals: number): Start
   const s = context.settings;
   return {
     streamEnded: context.streamEnded,
+    finished: context.finish !== undefined,
     earlyStart: s.earlyStart,
     maxConcurrent: s.maxConcurrent,
     running: context.running,
@@ -496,6 +510,10 @@ export const turnMachine = setup({
   guards: {
     canRetry: ({ context, event }) =>
       event.type === 'stream.error' && event.retryable && context.attempt < context.settings.maxAttempts,
+    /** The attempt's stream gave its finish (its format's terminal signal): its end is a finished turn. */
+    finished: ({ context }) => context.finish !== undefined,
+    /** A stream that ended without its finish is retried like a retryable error (stream_truncated). */
+    canRetryTruncated: ({ context }) => context.attempt < context.settings.maxAttempts,
     /** A done event of a call of the current attempt (a discarded attempt's calls are gone). */
     currentAttempt: ({ context, event }) => {
       const r = 'output' in event ? event.output : undefined;
@@ -564,11 +582,15 @@ export const turnMachine = setup({
       }
     }),
     recordFinish: assign(({ event }) => (event.type === 'stream.finish' ? { finish: event.reason } : {})),
-    recordError: assign(({ event }) => (event.type === 'stream.error' ? { error: event.error } : {})),
+    recordError: assign(({ event }) => {
+      const error = attemptError(event);
+      return error !== undefined ? { error } : {};
+    }),
     /** Decide the wait before the next attempt once (the jitter is random): the delay and the event read it. */
-    planRetry: assign(({ context, event }) =>
-      event.type === 'stream.error' ? { retry: retryDelayOf(context.settings, context.attempt, event.error, context.retry?.delayMs) } : {},
-    ),
+    planRetry: assign(({ context, event }) => {
+      const error = attemptError(event);
+      return error !== undefined ? { retry: retryDelayOf(context.settings, context.attempt, error, context.retry?.delayMs) } : {};
+    }),
     endStream: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ streamEnded: true });
       // Only a call whose payload may still be judged needs it (readiness of empty arguments,
@@ -734,7 +756,14 @@ export const turnMachine = setup({
         'call.identity': { actions: 'forwardToCall' },
         'call.complete': { actions: 'forwardToCall' },
         'stream.finish': { actions: 'recordFinish' },
-        'stream.end': { target: 'draining', actions: ['endStream', 'pump'] },
+        'stream.end': [
+          { guard: 'finished', target: 'draining', actions: ['endStream', 'pump'] },
+          { guard: 'canRetryTruncated', target: 'backoff', actions: ['recordError', 'planRetry'] },
+          {
+            target: 'done',
+            actions: ['recordError', 'discardAttempt', { type: 'setOutcome', params: { outcome: 'failed' } }],
+          },
+        ],
         'stream.error': [
           { guard: 'canRetry', target: 'backoff', actions: ['recordError', 'planRetry'] },
           {

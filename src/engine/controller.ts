@@ -10,6 +10,7 @@ import {
   type TurnSettings,
   completeCall,
   readyCallStart,
+  TRUNCATED_ERROR,
   turnMachine,
 } from '../../machines/turn.machine';
 import { ArgBuffer } from '../args/buffer';
@@ -609,6 +610,15 @@ export class TurnController {
 
   private onStreamEnd(): void {
     if (this.streamEnded) return;
+    if (this.finish === undefined) {
+      // SPEC §12: a stream that ended without its finish (its format's terminal signal) is cut,
+      // not finished: no call is completed, repaired or started from it, and the gateway's client
+      // gets an error, never a successful end. The wire adapters already say so with a
+      // `stream_truncated` error before their `stream.end`; this is the same rule for any other
+      // producer (a trace, a journal, a hand-made event list).
+      this.onStreamError(TRUNCATED_ERROR, true);
+      return;
+    }
     this.streamEnded = true;
     this.streamEndMs = this.clock.now();
     for (const s of this.slots.values()) if (!s.completeSent) this.complete(s);

@@ -6,7 +6,8 @@ import type { SeenIndices } from '../release/rules';
  *
  * - A safe call starts as soon as it is released (ready), while the model still streams, unless
  *   an earlier unsafe call has not resulted, or the concurrency cap is reached.
- * - An unsafe call starts only after the stream ended and every earlier call resulted; it runs
+ * - An unsafe call starts only after the stream ended with its finish (the format's terminal
+ *   signal, SPEC §12: never from a stream that was cut) and every earlier call resulted; it runs
  *   alone, and every later call waits for its result.
  * - A call that needs approval never starts before it is approved; the request is raised as
  *   soon as the call is released.
@@ -33,6 +34,11 @@ export interface StartView {
 
 export interface StartContext {
   streamEnded: boolean;
+  /**
+   * The stream gave its finish (its terminal signal). An unsafe call needs it as well as the end
+   * of the stream (SPEC §12); absent means finished (callers that judge the end themselves).
+   */
+  finished?: boolean;
   earlyStart: EarlyStart;
   maxConcurrent: number;
   /** Calls currently running. */
@@ -114,7 +120,7 @@ export function decideStarts(
           running++;
         }
       } else {
-        const open = ctx.streamEnded || (ctx.earlyStart === 'all' && approved);
+        const open = (ctx.streamEnded && ctx.finished !== false) || (ctx.earlyStart === 'all' && approved);
         if (approved && open && allEarlierSettled && running === 0) {
           start.push(i);
           running++;

@@ -18,11 +18,14 @@
  *   engine's, SPEC §5.7), tool_calls, content_filter; anything else → other.
  * - `usage` (prompt_tokens, prompt_tokens_details.cached_tokens, completion_tokens) → `usage`.
  * - `{error: {message, type|code}}` → `stream.error`.
- * - `end()` flushes the parser if no finish came and ends with exactly one `stream.end`.
+ * - `end()` flushes the parser if no finish came and ends with exactly one `stream.end`; without a
+ *   `finish_reason` (the backend's finish, SPEC §12) a `stream_truncated` error comes before it, and
+ *   a unary completion (`choices[].message`) given as the stream is a `bad_stream` error.
  * Producers never throw: bad payloads give a `warning`.
  */
 import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
 import { chatUsage, mapChatFinishReason } from '../wire/openaiChat';
+import { truncatedError, unaryCompletion, unaryError } from '../wire/integrity';
 import { createTextParser, resolveFamily } from './registry';
 import type { FamilyParser, ParserOptions } from './types';
 
@@ -57,6 +60,11 @@ export class TextAdapter implements Adapter {
   private ended = false;
   private callsSeen = false;
   private readonly warned = new Set<string>();
+  /** The backend's finish_reason arrived / the stream reported an error / it is no stream of this format. */
+  private terminal = false;
+  private failed = false;
+  private bad = false;
+  private fresh = true;
 
   constructor(family: string, opts: TextAdapterOptions = {}) {
     this.parser = createTextParser(family, opts);
@@ -70,7 +78,16 @@ export class TextAdapter implements Adapter {
       this.warnOnce(out, 'payload_after_end', 'payload pushed after end() ignored');
       return out;
     }
-    if (payload === '[DONE]') return out;
+    if (payload === '[DONE]' || this.bad) return out;
+    if (this.fresh && isObj(payload)) {
+      this.fresh = false;
+      const unary = unaryCompletion(payload);
+      if (unary !== undefined) {
+        this.bad = this.failed = true;
+        out.push(unaryError(this.format, unary));
+        return out;
+      }
+    }
     if (!isObj(payload)) {
       out.push({ type: 'warning', code: 'bad_payload', message: `${this.format}: expected a JSON object` });
       return out;
@@ -86,6 +103,7 @@ export class TextAdapter implements Adapter {
     if (isObj(p.error)) {
       const type = errorType(p.error.type, p.error.code);
       const message = typeof p.error.message === 'string' ? p.error.message : '';
+      this.failed = true;
       out.push({ type: 'stream.error', error: { type, message }, retryable: isRetryableErrorType(type) });
     }
     let finish: string | undefined;
@@ -106,6 +124,7 @@ export class TextAdapter implements Adapter {
       if (u !== undefined) out.push({ type: 'usage', usage: u });
     }
     if (finish !== undefined) {
+      this.terminal = true;
       this.flush(out);
       let reason = mapChatFinishReason(finish);
       if (reason === 'stop' && this.callsSeen) reason = 'tool_calls';
@@ -117,7 +136,8 @@ export class TextAdapter implements Adapter {
   end(): StreamEvent[] {
     const out: StreamEvent[] = [];
     if (this.ended) return out;
-    this.flush(out);
+    if (!this.terminal && !this.failed) out.push(truncatedError(this.format, this.fresh ? 'no chunk arrived' : undefined));
+    if (!this.bad) this.flush(out);
     this.ended = true;
     out.push({ type: 'stream.end' });
     return out;

@@ -154,15 +154,18 @@ export class AiSdkAdapter extends BaseAdapter {
         if (usage !== undefined) out.push({ type: 'usage', usage });
         const reason = typeof p.finishReason === 'string' ? p.finishReason : 'other';
         const raw = nonEmpty(p.rawFinishReason) ?? reason;
+        this.terminal = true;
         out.push({ type: 'finish', reason: FINISH_MAP[reason] ?? 'other', raw });
         return;
       }
       case 'error': {
         const e = aiSdkError(p.error);
+        this.failed = true;
         out.push({ type: 'stream.error', error: { type: e.type, message: e.message }, retryable: e.retryable });
         return;
       }
       case 'abort':
+        this.failed = true;
         out.push({
           type: 'stream.error',
           error: { type: 'aborted', message: 'the AI SDK stream was aborted' },

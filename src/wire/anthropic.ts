@@ -98,6 +98,8 @@ export class AnthropicAdapter extends BaseAdapter {
   private openBlocks = 0;
   /** Block indices already warned about (unknown delta/stop), per message. */
   private warnedIndices: Set<number> | undefined;
+  /** message_delta carried a stop_reason (message_stop is terminal only after it). */
+  private stopReason = false;
   /** The last fast-path delta's shape (skim.ts Template) and the block it was for. */
   private tpl: (Template & { index: number; kind: Kind }) | undefined;
 
@@ -122,12 +124,15 @@ export class AnthropicAdapter extends BaseAdapter {
         this.messageDelta(p, out);
         return;
       case 'message_stop':
+        // The terminal signal once message_delta gave the stop reason (SPEC §12).
+        if (this.stopReason) this.terminal = true;
         this.checkUnclosed(out);
         return;
       case 'error': {
         const e = isObj(p.error) ? p.error : {};
         const type = nonEmpty(e.type) ?? 'api_error';
         const message = typeof e.message === 'string' ? e.message : '';
+        this.failed = true;
         out.push({ type: 'stream.error', error: { type, message }, retryable: isRetryableErrorType(type) });
         return;
       }
@@ -450,6 +455,9 @@ export class AnthropicAdapter extends BaseAdapter {
     }
     const d = isObj(p.delta) ? p.delta : undefined;
     const raw = d === undefined ? undefined : nonEmpty(d.stop_reason);
-    if (raw !== undefined) out.push({ type: 'finish', reason: mapAnthropicStopReason(raw), raw });
+    if (raw !== undefined) {
+      this.stopReason = true;
+      out.push({ type: 'finish', reason: mapAnthropicStopReason(raw), raw });
+    }
   }
 }

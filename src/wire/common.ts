@@ -3,6 +3,7 @@
  * event objects themselves.
  */
 import type { Adapter, StreamEvent, WireFormat } from './events';
+import { truncatedError, unaryCompletion, unaryError } from './integrity';
 
 export type Obj = Record<string, unknown>;
 
@@ -108,6 +109,17 @@ export abstract class BaseAdapter implements Adapter {
   abstract readonly format: WireFormat;
   private warned: Set<string> | undefined;
   private ended = false;
+  /**
+   * The format's terminal signal arrived (src/wire/integrity.ts): set by the adapter. Without it
+   * `end()` sends a `stream_truncated` error before `stream.end` (SPEC §12).
+   */
+  protected terminal = false;
+  /** The stream already reported an error (set by the adapter): no truncation error on top. */
+  protected failed = false;
+  /** No payload yet: the first one is checked for a unary completion (then `bad`). */
+  private fresh = true;
+  /** The input is not this format's stream (a unary completion): the rest is ignored. */
+  private bad = false;
 
   push(payload: unknown): StreamEvent[] {
     const out: StreamEvent[] = [];
@@ -124,9 +136,20 @@ export abstract class BaseAdapter implements Adapter {
   /** Append the events for one payload to `out`. */
   pushInto(payload: unknown, out: EventSink): void {
     // Hot path: an object payload before end().
-    if (typeof payload === 'object' && payload !== null && !this.ended && !Array.isArray(payload)) {
+    if (typeof payload === 'object' && payload !== null && !this.ended && !this.fresh && !Array.isArray(payload)) {
       this.onPayload(payload as Obj, out);
       return;
+    }
+    if (this.bad) return;
+    if (this.fresh && !this.ended && isObj(payload)) {
+      this.fresh = false;
+      const unary = unaryCompletion(payload);
+      if (unary !== undefined) {
+        this.bad = true;
+        this.failed = true;
+        out.push(unaryError(this.format, unary));
+        return;
+      }
     }
     if (this.ended) {
       this.warnOnce(out, 'payload_after_end', 'payload pushed after end() ignored');
@@ -147,13 +170,20 @@ export abstract class BaseAdapter implements Adapter {
     this.onPayload(payload, out);
   }
 
+  /** The reader reported an error for this stream (an `event: error` frame, a limit): no truncation error on top. */
+  markFailed(): void {
+    this.failed = true;
+  }
+
   /** Append the end-of-stream events (always ending with `stream.end`) to `out`. */
   endInto(out: EventSink): void {
     if (this.ended) return;
     this.ended = true;
-    this.onEnd(out);
+    if (!this.terminal && !this.failed) out.push(truncatedError(this.format, this.fresh ? 'no event of this format arrived' : undefined));
+    if (!this.bad) this.onEnd(out);
     out.push({ type: 'stream.end' });
   }
+
 
   /**
    * The reader's fast path (src/wire/skim.ts): handle one SSE `data:` string without `JSON.parse`
@@ -165,12 +195,13 @@ export abstract class BaseAdapter implements Adapter {
    * straight to the parser; one hit resets it. Only the cost changes: both paths emit the same events.
    */
   pushRaw(data: string, out: EventSink): boolean {
-    if (this.ended) return false;
+    if (this.ended || this.bad) return false;
     if (this.rawSkip > 0) {
       this.rawSkip--;
       return false;
     }
     if (this.onRaw(data, out)) {
+      this.fresh = false; // a stream delta: no unary completion
       this.rawMisses = 0;
       return true;
     }

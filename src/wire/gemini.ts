@@ -147,6 +147,7 @@ export class GeminiAdapter extends BaseAdapter {
               ? 'overloaded_error'
               : status;
       const message = typeof e.message === 'string' ? e.message : '';
+      this.failed = true;
       out.push({ type: 'stream.error', error: { type, message }, retryable: isRetryableErrorType(type) });
       return;
     }
@@ -199,6 +200,7 @@ export class GeminiAdapter extends BaseAdapter {
         ? 'content_filter'
         : mapGeminiFinishReason(finish, this.callsSinceFinish > 0);
       this.callsSinceFinish = 0;
+      this.terminal = true;
       out.push({ type: 'finish', reason, raw: finish });
     }
   }

@@ -28,11 +28,12 @@ import { AnthropicAdapter } from './anthropic';
 import { OpenAIChatAdapter } from './openaiChat';
 import { OpenAIResponsesAdapter } from './openaiResponses';
 import { GeminiAdapter } from './gemini';
-import { DynamoAdapter } from './dynamo';
+import { DYNAMO_NAMED_EVENTS, DynamoAdapter } from './dynamo';
 import { AiSdkAdapter } from './aiSdk';
 import { DEFAULT_MAX_EVENT_CHARS, SseDecoder, type SseDecoderOptions, type SseMessage } from './sse';
 import { type PieceAdapter, PieceDecoder } from './pieces';
 import { FormatCheck, payloadFormat } from './detect';
+import { badStreamError, BODY_HEAD_CHARS, describeBody, isSseStart } from './integrity';
 
 export { SseDecoder, DEFAULT_MAX_EVENT_CHARS } from './sse';
 export type { SseMessage, SseDecoderOptions, SseEndResult } from './sse';
@@ -43,6 +44,7 @@ export { GeminiAdapter, parseJsonPath } from './gemini';
 export { DynamoAdapter } from './dynamo';
 export { AiSdkAdapter, aiSdkError, aiSdkUsage } from './aiSdk';
 export { FORMAT_MISMATCH, FormatCheck, findFormatMismatch, formatsCompatible, payloadFormat } from './detect';
+export { BAD_STREAM, STREAM_TRUNCATED, describeBody, terminalSignal, unaryCompletion } from './integrity';
 
 /** Builds the adapter for `text:<family>` formats (src/parsers provides it). */
 export type TextAdapterFactory = (family: string) => Adapter | undefined;
@@ -111,6 +113,8 @@ export interface StreamReaderOptions extends AdapterOptions {
    * first decisive payload is another provider's shape; later payloads are dropped. `runTurn` sets it.
    */
   checkFormat?: boolean;
+  /** The response's content type, when known: named in a `bad_stream` error (SPEC §12). */
+  contentType?: string;
 }
 
 export interface StreamReader {
@@ -134,7 +138,25 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
   let cur: EventSink = collector;
   const check = options.checkFormat === true ? new FormatCheck(format) : undefined;
   let mismatched = false;
+  // Stream integrity (SPEC §12, src/wire/integrity.ts): the body's first line must be SSE framing
+  // and its first data payload JSON (or [DONE]); else the stream is `bad_stream` and the rest of it
+  // is ignored. `head` collects the start until it is judged (then undefined).
+  let head: string | undefined = '';
+  let bad = false;
+  let payloads = 0;
+  const judge = (atEnd: boolean): void => {
+    const h = head!;
+    const start = h.replace(/^\uFEFF/, '').trimStart();
+    const nl = start.search(/[\r\n]/);
+    if (!atEnd && nl < 0 && start.length < 256) return; // the first line is not complete yet
+    head = undefined;
+    if (start.length > 0 && isSseStart(nl < 0 ? start : start.slice(0, nl))) return;
+    bad = true;
+    collector.push(badStreamError(describeBody(h.slice(0, 4 * BODY_HEAD_CHARS), options.contentType)));
+  };
   const push = (payload: unknown): void => {
+    if (bad) return;
+    payloads++;
     if (check !== undefined && !check.done) {
       const err = check.check(payload);
       if (err !== undefined) {
@@ -148,22 +170,52 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
   };
   /** One `data:` payload: `[DONE]` as the string, JSON parsed, anything else a warning. */
   const pushData = (data: string): void => {
+    if (bad) return;
     if (data === '[DONE]') {
       push('[DONE]');
       return;
     }
     // Fast path (src/wire/skim.ts): a plain text/thinking delta is read in place, no JSON.parse.
-    if (raw !== undefined && !mismatched && (check === undefined || check.done) && raw.pushRaw!(data, cur)) return;
+    if (raw !== undefined && !mismatched && (check === undefined || check.done) && raw.pushRaw!(data, cur)) {
+      payloads++;
+      return;
+    }
     let payload: unknown;
     try {
       payload = JSON.parse(data);
     } catch {
+      if (payloads === 0 && !bad) {
+        // The first payload of the stream is not JSON: not an event stream of this format.
+        bad = true;
+        const quoted = JSON.stringify(data.length > BODY_HEAD_CHARS ? `${data.slice(0, BODY_HEAD_CHARS)}…` : data);
+        const ct = options.contentType ? `content-type ${options.contentType}, ` : '';
+        cur.push(badStreamError(`the first SSE data payload is not JSON (${ct}starts with ${quoted}): not a ${format} event stream`));
+        return;
+      }
       cur.push(warning('bad_json', `SSE data is not JSON (${data.length} chars); ignored`));
       return;
     }
     push(payload);
   };
+  /** The reader itself reported an error: the adapter adds no `stream_truncated` at the end. */
+  const markFailed = (): void => (adapter as Partial<{ markFailed(): void }>).markFailed?.();
+  /** Dynamo's named events (`event: tool_call_dispatch`, dynamo.ts): the adapter gets `{event, data}`. */
+  const pushNamed = (event: string, data: string): void => {
+    if (bad) return;
+    let payload: unknown;
+    try {
+      payload = JSON.parse(data);
+    } catch {
+      cur.push(warning('bad_json', `SSE ${event} data is not JSON (${data.length} chars); ignored`));
+      return;
+    }
+    push({ event, data: payload });
+  };
   const onData = (data: string, event: string | undefined): void => {
+    if (event !== undefined && format === 'dynamo' && DYNAMO_NAMED_EVENTS.has(event)) {
+      pushNamed(event, data);
+      return;
+    }
     if (event === 'error' && !looksLikeJson(data)) {
       onMessage({ data, event });
       return;
@@ -176,6 +228,7 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
       // An error frame without a JSON body (Dynamo: `event: error` + comment lines).
       const comment = m.comments ? [...m.comments] : [];
       if (data.length > 0) comment.push(data);
+      markFailed();
       if (format === 'dynamo') push({ event: 'error', comment });
       else {
         const message = comment.join(' -- ') || 'unspecified error';
@@ -184,6 +237,10 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
       return;
     }
     if (m.dataless === true) return; // other data-less named events carry nothing
+    if (m.event !== undefined && format === 'dynamo' && DYNAMO_NAMED_EVENTS.has(m.event)) {
+      pushNamed(m.event, data);
+      return;
+    }
     pushData(data);
   };
   const decoderOptions: SseDecoderOptions = {
@@ -191,12 +248,14 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
     lenientEof: options.lenientEof ?? false,
     // An over-size event is dropped by the decoder; going on without it would lose data, so the
     // stream ends with a non-retryable limit error instead (docs/limits.md, maxEventChars).
-    onWarning: (code, message) =>
-      cur.push(
-        code === 'sse_event_too_large'
-          ? { type: 'stream.error', error: { type: 'limit_exceeded', message: `limit maxEventChars exceeded: ${message}` }, retryable: false }
-          : warning(code, message),
-      ),
+    onWarning: (code, message) => {
+      if (code !== 'sse_event_too_large') {
+        cur.push(warning(code, message));
+        return;
+      }
+      markFailed();
+      cur.push({ type: 'stream.error', error: { type: 'limit_exceeded', message: `limit maxEventChars exceeded: ${message}` }, retryable: false });
+    },
     onMessage,
     onData,
   };
@@ -206,7 +265,7 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
   if (pieceAdapter !== undefined && options.pieceThreshold !== Infinity) {
     decoderOptions.pieces = new PieceDecoder(pieceAdapter, {
       out: () => cur,
-      ready: () => !mismatched && (check === undefined || check.done),
+      ready: () => !mismatched && !bad && (check === undefined || check.done),
       maxChars: options.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS,
       tooLarge: (message) => decoderOptions.onWarning!('sse_event_too_large', message),
     });
@@ -218,7 +277,17 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
   return {
     format,
     write(chunk, into) {
-      if (ended) return into ?? [];
+      if (ended || bad) return into ?? [];
+      if (head !== undefined) {
+        head += typeof chunk === 'string' ? chunk.slice(0, 1024) : Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.byteLength, 1024)).toString('utf8');
+        judge(false);
+        if (bad) {
+          const out = collector.take();
+          if (into === undefined) return out;
+          for (const e of out) into.push(e);
+          return into;
+        }
+      }
       if (into !== undefined) {
         cur = into;
         decoder.feed(chunk);
@@ -232,6 +301,11 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
       if (ended) return [];
       ended = true;
       const out = collector; // cur === collector here
+      if (head !== undefined) judge(true);
+      if (bad) {
+        out.push({ type: 'stream.end' });
+        return out.take();
+      }
       const { truncated } = decoder.end();
       if (truncated) {
         out.push(
@@ -329,7 +403,8 @@ export function looksLikeSse(text: string): boolean {
  * Guess the wire format from the first payloads (up to 50) of a recording: SSE text, one JSON per
  * line, or a sluice trace (header `{"sluice":"trace","format":…}`, or `{"t","data"}` lines).
  * Returns undefined when nothing decisive was seen. `dynamo` is only chosen on Dynamo-only signs
- * (`tool_call_completion`, `nvext`, `event: error` annotated frames); plain chat chunks → openai-chat.
+ * (`tool_call_completion`, `nvext`, `event: error` annotated frames, `event: tool_call_dispatch` /
+ * `reasoning_dispatch`); plain chat chunks → openai-chat.
  */
 export function detectFormat(text: string): WireFormat | undefined {
   const head = text.length > 262_144 ? text.slice(0, 262_144) : text;
@@ -340,6 +415,7 @@ export function detectFormat(text: string): WireFormat | undefined {
     const msgs = [...d.feed(head), ...d.end().messages];
     for (const m of msgs.slice(0, 50)) {
       if (m.event === 'error' && (m.dataless === true || !looksLikeJson(m.data))) sawErrorFrame = true;
+      if (m.event !== undefined && DYNAMO_NAMED_EVENTS.has(m.event)) sawErrorFrame = true; // a Dynamo-only sign too
       try {
         payloads.push(JSON.parse(m.data));
       } catch {

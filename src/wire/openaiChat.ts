@@ -130,6 +130,7 @@ export class OpenAIChatAdapter extends BaseAdapter {
       const e = p.error;
       const type = errorTypeFrom(e.type, e.code);
       const message = typeof e.message === 'string' ? e.message : '';
+      this.failed = true;
       out.push({ type: 'stream.error', error: { type, message }, retryable: isRetryableErrorType(type) });
     }
     this.chunkExtras(p, out);
@@ -137,7 +138,10 @@ export class OpenAIChatAdapter extends BaseAdapter {
     if (isObj(p.usage)) usage = chatUsage(p.usage);
     else if (isObj(p.x_groq) && isObj(p.x_groq.usage)) usage = chatUsage(p.x_groq.usage);
     if (usage !== undefined) out.push({ type: 'usage', usage });
-    if (finish !== undefined) out.push({ type: 'finish', reason: mapChatFinishReason(finish), raw: finish });
+    if (finish !== undefined) {
+      this.terminal = true;
+      out.push({ type: 'finish', reason: mapChatFinishReason(finish), raw: finish });
+    }
   }
 
   /**
@@ -270,7 +274,7 @@ export class OpenAIChatAdapter extends BaseAdapter {
     return index;
   }
 
-  pieceClose(): void {}
+  pieceClose(_index: number, _out: EventSink): void {}
 
   /** Hooks for dialects (Dynamo): extra fields on a choice / on the chunk. */
   protected choiceExtras(_choice: Obj, _out: EventSink): void {}

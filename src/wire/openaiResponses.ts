@@ -157,9 +157,11 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
         return;
       case 'response.completed':
       case 'response.incomplete':
+        this.terminal = true;
         this.finished(p, type === 'response.incomplete', out);
         return;
       case 'response.failed':
+        this.failed = true;
         if (!this.errored) {
           this.errored = true;
           const r = isObj(p.response) ? p.response : {};
@@ -180,6 +182,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
         const et = (nested ? nonEmpty(e.type) : undefined) ?? nonEmpty(e.code) ?? 'server_error';
         const message = typeof e.message === 'string' ? e.message : '';
         this.errored = true;
+        this.failed = true;
         out.push({ type: 'stream.error', error: { type: et, message }, retryable: isRetryableErrorType(et) });
         return;
       }

@@ -113,12 +113,15 @@ describe('reference converter cases (§1.7)', () => {
     expect(kinds(r.out)).toEqual(['text', 'tool_use:0', 'end']);
   });
 
-  test('12 tool-only response flushes at EOF without a finish reason', () => {
+  test('12 EOF without a finish reason is a cut stream (SPEC §12): nothing released, an error, never an end', async () => {
     const r = drive([id(0, 'c0', 'read'), frag(0, '{"p":'), frag(0, '1}')], EV);
     expect(toolUses(r.out)).toHaveLength(0);
     r.c.feed(end);
-    expect(kinds(r.out)).toEqual(['tool_use:0', 'end']);
-    expect(endOf(r.out)?.finish).toBeUndefined();
+    expect(kinds(r.out)).toEqual(['error']);
+    expect(endOf(r.out)).toBeUndefined();
+    const s = await r.c.done;
+    expect(s.outcome).toBe('failed');
+    expect(s.error?.type).toBe('stream_truncated');
   });
 
   test('13 fragmented arguments release once on the tool_calls finish (evidence-only) and EOF does not repeat', () => {
@@ -286,6 +289,7 @@ describe('completion evidence and late events', () => {
     r.c.feed(id(0, 'c0', 'a'));
     r.c.feed(frag(0, '{"x":1}'));
     expect(kinds(r.out)).toEqual(['tool_use:0', 'tool_use:1']);
+    r.c.feed(finish());
     r.c.feed(end);
     expect(endOf(r.out)?.released).toBe(2);
   });
@@ -313,7 +317,7 @@ describe('completion evidence and late events', () => {
   });
 
   test('a message restart mid-stream is ignored with a warning', () => {
-    const r = drive([{ type: 'message.start' }, text('a'), id(0, 'c0', 'x'), { type: 'message.start' }, frag(0, '{}'), end]);
+    const r = drive([{ type: 'message.start' }, text('a'), id(0, 'c0', 'x'), frag(0, '{}'), finish(), { type: 'message.start' }, end]);
     expect(r.warnings).toContain('message_restart');
     expect(endOf(r.out)).toBeDefined();
   });
@@ -342,6 +346,7 @@ describe('index gaps (the pump scans step by one only while CallIndexSet.dense)'
       runTool: (call) => Promise.resolve({ ok: true, content: String(call.index) }),
     });
     expect(toolUses(r.out).map((u) => u.index)).toEqual([0]); // index 1 may still appear
+    r.c.feed(finish());
     r.c.feed(end);
     expect(toolUses(r.out).map((u) => u.index)).toEqual([0, 2, 3]);
     const s = await r.c.done;

@@ -142,6 +142,7 @@ const machineSetup = setup({
     hasIdentity: ({ context }, p: { i: number }) => context.calls[p.i]?.id === true,
     canRetry: ({ context, event }, p: { maxAttempts: number }) =>
       event.type === 'ERROR' && event.retryable && context.attempt < p.maxAttempts,
+    canRetryCut: ({ context }, p: { maxAttempts: number }) => context.attempt < p.maxAttempts,
     abortIs: ({ event }, p: { mode: 'commit' | 'drop' }) => event.type === 'ABORT' && event.mode === p.mode,
     hasOrphans: ({ context }) => context.orphans,
     canCrash: ({ context }) => context.crashes < 1,
@@ -199,6 +200,8 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
   const range = (k: number) => Array.from({ length: k }, (_, j) => j);
 
   const turnStreaming: Guard = stateIn({ turn: 'streaming' });
+  /** Streaming and no FINISH yet: an END now is a cut stream (SPEC §12), a retryable error. */
+  const turnOpen: Guard = stateIn({ turn: { streaming: 'open' } });
   const notCrashed: Guard = NOT(stateIn({ turn: 'crashed' }));
   const crashedLive: Guard = stateIn({ turn: { crashed: 'live' } });
   const turnLive: Guard = OR([stateIn({ turn: 'streaming' }), stateIn({ turn: 'draining' })]);
@@ -227,6 +230,12 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
   // Environment transitions shared by several phases of a call.
   const onError = (i: number, orphan = false) => ({
     guard: turnStreaming,
+    target: 'discarded',
+    actions: orphan ? [act('addOrphan', i)] : [],
+  });
+  /** END before FINISH: the stream was cut (stream_truncated), the call goes as on a retryable ERROR. */
+  const onCut = (i: number, orphan = false) => ({
+    guard: turnOpen,
     target: 'discarded',
     actions: orphan ? [act('addOrphan', i)] : [],
   });
@@ -273,9 +282,8 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
           RESUME: { guard: crashedLive, target: 'idle' },
           EVIDENCE: { guard: AND([forCall(i), notCrashed]), target: 'complete' },
           FINISH: { guard: notCrashed, target: 'complete' },
-          END: { guard: notCrashed, target: 'complete' },
           IDENTITY: identity(i),
-          ERROR: onError(i),
+          ERROR: onError(i), END: onCut(i),
           ABORT: onAbort(i, 'discarded'),
         },
       },
@@ -285,7 +293,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
           // Judged invalid at end of stream; the executor answers it with an error result at once.
           { guard: streamEnded, target: 'resulted' },
         ],
-        on: { RESUME: { guard: crashedLive, target: 'idle' }, IDENTITY: identity(i), ERROR: onError(i), ABORT: onAbort(i, 'discarded') },
+        on: { RESUME: { guard: crashedLive, target: 'idle' }, IDENTITY: identity(i), ERROR: onError(i), END: onCut(i), ABORT: onAbort(i, 'discarded') },
       },
       emittable: {
         always: [
@@ -297,7 +305,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
           withGuard({ target: 'released.unrequested' }, all([kindIs(i, 'ask'), ...(i > 0 ? [releaseBarrier(i)!] : [])])),
           withGuard({ target: 'released.waiting' }, releaseBarrier(i)),
         ],
-        on: { RESUME: { guard: crashedLive, target: 'idle' }, ERROR: onError(i), ABORT: onAbort(i, 'discarded') },
+        on: { RESUME: { guard: crashedLive, target: 'idle' }, ERROR: onError(i), END: onCut(i), ABORT: onAbort(i, 'discarded') },
       },
       released: {
         // Always entered through an explicit child (`unrequested` or `waiting`).
@@ -324,7 +332,7 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
             ],
           },
         },
-        on: { ERROR: onError(i), ABORT: onAbort(i, 'resulted') },
+        on: { ERROR: onError(i), END: onCut(i), ABORT: onAbort(i, 'resulted') },
       },
       running: {
         on: {
@@ -335,13 +343,13 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
           ],
           TOOL_OK: { guard: AND([forCall(i), notCrashed]), target: 'resulted', actions: { type: 'keepResult', params: { i, maxAttempts } } },
           TOOL_ERROR: { guard: AND([forCall(i), notCrashed]), target: 'resulted' },
-          ERROR: onError(i, true),
+          ERROR: onError(i, true), END: onCut(i, true),
           ABORT: onAbort(i, 'resulted', true),
         },
       },
       resulted: {
         entry: act('forget', i),
-        on: { ERROR: onError(i), ABORT: onAbort(i, undefined) },
+        on: { ERROR: onError(i), END: onCut(i), ABORT: onAbort(i, undefined) },
       },
       discarded: {
         entry: act('forget', i),
@@ -367,10 +375,19 @@ export function createTurnModel(n: number, options: ModelOptions = {}) {
       states: {
         streaming: {
           initial: 'open',
-          states: { open: { on: { FINISH: 'finished' } }, finished: {} },
+          states: {
+            // END before FINISH: the stream ended without its terminal signal (SPEC §12) — a
+            // retryable error (stream_truncated): backoff while a retry may come, else failed.
+            open: {
+              on: {
+                FINISH: 'finished',
+                END: [{ guard: { type: 'canRetryCut', params: { maxAttempts } }, target: '#turnModel.turn.backoff' }, { target: '#turnModel.turn.done.failed' }],
+              },
+            },
+            finished: { on: { END: '#turnModel.turn.draining' } },
+          },
           on: {
             CRASH: crash('live'),
-            END: 'draining',
             ERROR: [
               { guard: { type: 'canRetry', params: { maxAttempts } }, target: 'backoff' },
               { target: 'done.failed' },

@@ -213,7 +213,9 @@ function steadyStream(format: WireFormat): (r: Rnd) => string[] {
 
 /** SSE text for the payloads: `data:` lines (sometimes split over two lines, CRLF, event names). */
 function sse(r: Rnd, payloads: string[], format: WireFormat): string {
-  let s = '';
+  // A first payload that is not JSON makes the stream bad_stream (SPEC §12) and ends the comparison
+  // there; a leading [DONE] (a payload that carries nothing) keeps a broken first payload a bad_json warning.
+  let s = 'data: [DONE]\n\n';
   for (const p of payloads) {
     const nl = chance(r, 0.1) ? '\r\n' : '\n';
     if (format === 'anthropic' || format === 'openai-responses') {
@@ -338,7 +340,8 @@ describe('fast path = slow path (seeded differential)', () => {
       const bytes = Buffer.from(ps.map((p) => `data: ${p}\n\n`).join(''));
       const fast = read(format, bytes, [], true);
       expect(fast.hits).toBe(1);
-      expect(fast.events.filter((e) => e.type !== 'stream.end' && e.type !== 'warning')).toEqual(want);
+      // (No terminal event in these two-payload streams: the stream_truncated error at the end is not the point here.)
+      expect(fast.events.filter((e) => e.type !== 'stream.end' && e.type !== 'warning' && e.type !== 'stream.error')).toEqual(want);
     }
   });
 });
