@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../src/cli/main';
 import type { Report } from '../../src/report/model';
 import { Walker } from '../../src/walk';
+import { runCli } from '../helpers/cli';
 
 const EXAMPLES = path.resolve(__dirname, '../../examples');
 let tmp = '';
@@ -29,18 +29,7 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
-  try {
-    return { code: await main(args), out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+const run = runCli;
 
 test('the walk: each directory and file once, loops skipped, one warning', () => {
   const dir = path.join(tmp, 'plain');

@@ -7,11 +7,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../src/cli/main';
 import { resumeTurn } from '../../src/engine/resume';
 import { FileJournalStore } from '../../src/journal/fileStore';
 import { encodeRecord } from '../../src/journal/codec';
 import type { Report } from '../../src/report/model';
+import { runCli } from '../helpers/cli';
 
 const KEY = 'k'.repeat(32);
 const TRACE = path.resolve(__dirname, '../../examples/early-call.anthropic.trace.jsonl');
@@ -28,19 +28,10 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-async function sluice(env: { key?: string }, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  if (env.key === undefined) delete process.env.SLUICE_JOURNAL_KEY;
-  else process.env.SLUICE_JOURNAL_KEY = env.key;
-  let out = '';
-  let err = '';
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
-  try {
-    return { code: await main(args), out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
+/** The CLI with SLUICE_JOURNAL_KEY set to `env.key`, or unset. */
+function sluice(env: { key?: string }, ...args: string[]): ReturnType<typeof runCli> {
+  delete process.env.SLUICE_JOURNAL_KEY;
+  return runCli(args, env.key === undefined ? {} : { SLUICE_JOURNAL_KEY: env.key });
 }
 
 /** A signed journal of a replayed turn, cut after its `end` record (what a crash leaves). */

@@ -9,9 +9,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../src/cli/main';
 import { decide, DEFAULT_THRESHOLDS, type Report, type ReportRow, summarize } from '../../src/report/model';
 import { COLUMNS } from '../../src/report/render';
+import { runCli } from '../helpers/cli';
 import { bootstrapMedians, medianSorted, sortedCopy } from '../../src/report/stats';
 
 /** test/report/shadowDay.ts (not imported: it loads the OTel SDK). */
@@ -110,18 +110,7 @@ function markBad(jsonl: string): string {
     .join('\n') + '\n';
 }
 
-async function report(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
-  try {
-    return { code: await main(['report', ...args]), out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+const report = (args: string[]): ReturnType<typeof runCli> => runCli(['report', ...args]);
 
 const row = (rep: Report, kind: string, model: string): ReportRow => rep.rows.find((r) => r.kind === kind && r.model === model)!;
 const within = (got: number | undefined, truth: number, tol = 0.15): void => {
