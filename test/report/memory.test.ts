@@ -94,5 +94,5 @@ test.each(cases)('a %s log: peak RSS grows by less than the log size over a tiny
   process.stderr.write(`[report memory] ${(fs.statSync(big).size / MB).toFixed(1)} MB log, ${turns} turns: peak RSS ${(run.maxRss / MB).toFixed(0)} MB (tiny log ${(base.maxRss / MB).toFixed(0)} MB, growth ${(growth / MB).toFixed(0)} MB)\n`);
   expect(run.report.totals.turns).toBe(turns);
   expect(run.report.rows.map((r) => r.decision)).toEqual(['enable', 'enable', 'enable', 'enable']);
-  expect(growth).toBeLessThan(Math.min(bytes, 40 * MB)); // measured: +15 MB (20 MB log), +26 MB (50 MB)
+  expect(growth).toBeLessThan(Math.min(bytes, 40 * MB)); // measured: +19 MB (30 MB log), +21 MB (50 MB)
 }, 600_000);
