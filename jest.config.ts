@@ -21,6 +21,8 @@ const SERIAL = [
   'test/telemetry/turn.test.ts', // shadow-mode start times within ±20 ms of a real-clock turn
   'test/report/report.test.ts', // a scripted day through a real gateway: which calls start early
   'test/cli/demo.test.ts', // `sluice demo` on the real clock: streaming dispatch saves time
+  'test/bench/headline.test.ts', // paced streams on the real clock: reads start before the stream ends
+  'test/docs/numbers.test.ts', // bundles, and the load time of fresh node processes
   'test/engine/retryHttp.test.ts', // a 429 with retry-after: 2 is retried no sooner than 2 s (lower bounds)
   'test/dbos/crash.test.ts', // real processes SIGKILLed at random times; a safe read starts before the model stream ends
   'test/engine/retryHttp.test.ts', // a 429 with retry-after: 2 is retried no sooner than 2 s (lower bounds)

@@ -20,7 +20,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as url from 'node:url';
 
-const ROOT = path.resolve(__dirname, '../..');
+/** The checkout: the first folder above this file with sluice's package.json (bench/ under ts-node, dist/bench built). */
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const pj = path.join(dir, 'package.json');
+    if (fs.existsSync(pj) && (JSON.parse(fs.readFileSync(pj, 'utf8')) as { name?: string }).name === 'sluice') return dir;
+    if (path.dirname(dir) === dir) throw new Error(`bench/package: no sluice package.json above ${from}`);
+  }
+}
+export const ROOT = findRoot(__dirname);
 
 export interface BundleRow {
   bundler: string;
@@ -56,7 +64,8 @@ const median = (xs: number[]): number => {
   return s.length === 0 ? NaN : s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-function project(): string {
+/** A temporary project whose node_modules/sluice links to this checkout (remove it when done). */
+export function project(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-package-'));
   fs.mkdirSync(path.join(dir, 'node_modules'));
   fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'sluice'), 'dir');
@@ -70,7 +79,7 @@ function packageOf(input: string): string {
   return input.includes('dist/esm/') ? 'sluice' : path.basename(input.replace(/\0/g, ''));
 }
 
-async function bundle(dir: string): Promise<BundleRow> {
+export async function bundle(dir: string): Promise<BundleRow> {
   fs.writeFileSync(path.join(dir, 'app.mjs'), "import { runTurn } from 'sluice';\nconsole.log(typeof runTurn);\n");
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the repository's esbuild, as a user would run it
   const esbuild = require(path.join(ROOT, 'node_modules/esbuild')) as typeof import('esbuild');
@@ -124,7 +133,7 @@ async function bundle(dir: string): Promise<BundleRow> {
  * Vite 8 (Rolldown) of the same program: run in a child process (Vite is ESM-only; the benches
  * are CommonJS), sizes from its output chunks.
  */
-function viteBundle(dir: string): BundleRow | { bundler: string; error: string } {
+export function viteBundle(dir: string): BundleRow | { bundler: string; error: string } {
   const bundler = 'vite (ssr build, noExternal, minify)';
   const script = `
 const { build } = await import(${JSON.stringify(url.pathToFileURL(path.join(ROOT, 'node_modules/vite/dist/node/index.js')).href)});
@@ -160,20 +169,21 @@ console.log(JSON.stringify(out.map((o) => ({ name: o.fileName, entry: o.isEntry,
   };
 }
 
-const PROBE = 'const c = process.cpuUsage(); console.log(JSON.stringify([performance.now(), (c.user + c.system) / 1000]));';
-const LOADS: Array<[string, string[]]> = [
+export const PROBE = 'const c = process.cpuUsage(); console.log(JSON.stringify([performance.now(), (c.user + c.system) / 1000]));';
+export const LOADS: Array<[string, string[]]> = [
   ['bare node', ['-e', PROBE]],
   ["require('sluice')", ['-e', `require('sluice'); ${PROBE}`]],
   ["import 'sluice'", ['--input-type=module', '-e', `import 'sluice'; ${PROBE}`]],
   ["require('sluice/history')", ['-e', `require('sluice/history'); ${PROBE}`]],
 ];
 
-function coldStart(dir: string, rounds: number): ColdStartRow[] {
-  const samples = LOADS.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
+/** What `loads` (the first one bare node) add to a node start, in fresh processes, interleaved: medians of `rounds`. */
+export function coldStart(dir: string, rounds: number, loads: Array<[string, string[]]> = LOADS): ColdStartRow[] {
+  const samples = loads.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
   for (let r = 0; r < rounds; r++) {
-    LOADS.forEach(([, args], i) => {
+    loads.forEach(([, args], i) => {
       const out = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8' });
-      if (out.status !== 0) throw new Error(`bench/package: ${LOADS[i]![0]} failed: ${out.stderr.slice(0, 500)}`);
+      if (out.status !== 0) throw new Error(`bench/package: ${loads[i]![0]} failed: ${out.stderr.slice(0, 500)}`);
       const [wall, cpu] = JSON.parse(out.stdout.trim()) as [number, number];
       samples[i]!.wall.push(wall);
       samples[i]!.cpu.push(cpu);
@@ -181,13 +191,47 @@ function coldStart(dir: string, rounds: number): ColdStartRow[] {
   }
   const bareWall = median(samples[0]!.wall);
   const bareCpu = median(samples[0]!.cpu);
-  return LOADS.slice(1).map(([load], j) => ({
+  return loads.slice(1).map(([load], j) => ({
     load,
     runs: rounds,
     addedWallMs: median(samples[j + 1]!.wall) - bareWall,
     addedCpuMs: median(samples[j + 1]!.cpu) - bareCpu,
     bareWallMs: bareWall,
   }));
+}
+
+export interface LoadedModules {
+  /** Files of sluice's build that `require(spec)` loaded (paths under the checkout). */
+  sluiceFiles: string[];
+  /** Files loaded per package (node_modules name). */
+  packages: Record<string, number>;
+  /** Node builtins required while loading, without the `node:` prefix. */
+  builtins: string[];
+}
+
+/** What `require(spec)` loads in a fresh process in the project `dir` (sluice's files, packages, Node builtins). */
+export function loadedModules(dir: string, spec = 'sluice'): LoadedModules {
+  const script = `
+const Module = require('node:module');
+const fs = require('node:fs');
+const builtins = new Set();
+const orig = Module.prototype.require;
+Module.prototype.require = function (id) { if (Module.isBuiltin(id)) builtins.add(id.replace(/^node:/, '')); return orig.apply(this, arguments); };
+require(${JSON.stringify(spec)});
+const files = Object.keys(require.cache).map((f) => fs.realpathSync(f));
+console.log(JSON.stringify({ files, builtins: [...builtins].sort() }));`;
+  const out = spawnSync(process.execPath, ['-e', script], { cwd: dir, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`bench/package: require(${spec}) failed: ${out.stderr.slice(0, 500)}`);
+  const { files, builtins } = JSON.parse(out.stdout.trim()) as { files: string[]; builtins: string[] };
+  const root = fs.realpathSync(ROOT) + path.sep;
+  const packages: Record<string, number> = {};
+  const sluiceFiles: string[] = [];
+  for (const f of files) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f);
+    if (m) packages[m[1]!] = (packages[m[1]!] ?? 0) + 1;
+    else if (f.startsWith(root)) sluiceFiles.push(path.relative(root, f));
+  }
+  return { sluiceFiles, packages, builtins };
 }
 
 export async function benchPackage(opts: { quick?: boolean } = {}): Promise<PackageResult> {

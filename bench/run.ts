@@ -2,11 +2,18 @@
  * `npm run bench`: every benchmark side by side in one run, printed as tables, then every
  * SPEC §9 target marked met or not met.
  *
- *   npm run bench                        full run (about 3–5 minutes)
- *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about a minute)
+ *   npm run bench                        full run (about 8–10 minutes); updates docs/benchmarks.md
+ *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about two minutes);
+ *                                        writes no page unless --markdown is given
  *   npm run bench -- --json              machine-readable results
- *   npm run bench -- --markdown FILE     also write the results page (docs/benchmarks.md)
- *   npm run bench -- --only throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,telemetry,gateway-telemetry,package
+ *   npm run bench -- --markdown FILE     write the results page to FILE instead of docs/benchmarks.md
+ *   npm run bench -- --no-markdown       write no page
+ *   npm run bench -- --only headline,throughput,lifecycle,scheduling,gateway,gateway-inbound,args,parsers,journal,soak,telemetry,gateway-telemetry,package
+ *
+ * The page (bench/page.ts) has one section per benchmark between `<!-- bench:NAME -->` markers,
+ * each with the command, the machine and the date of the run that made it; a run replaces the
+ * sections it measured and keeps the others. The headline table is also written into README.md
+ * (between the same markers) by a run that measured it (not by `--quick`).
  *   npm run bench -- --baseline <git-ref>  also measure that commit's build beside this one, in the
  *                                        same run (bench/baseline.ts; built once per commit in a temp folder)
  *
@@ -19,6 +26,8 @@ import * as os from 'node:os';
 import { type Baseline, resolveBaseline } from './baseline';
 import { benchArgs, formatRows as formatArgs, type Row as ArgsRow } from './args';
 import { benchGateway, type Row as GatewayRow } from './gateway';
+import { benchHeadline, formatHeadline, formatHeadlineNotes, formatHeadlineTurns, type HeadlineResult } from './headline';
+import { type Target, updatePage, updateReadme } from './page';
 import { benchGatewayInbound, formatGatewayInbound, inboundRatios, type InboundRow } from './gatewayInbound';
 import { benchJournal, formatJournal, type JournalRow } from './journal';
 import { benchLifecycle, formatLifecycle, type LifecycleRow } from './lifecycle';
@@ -29,15 +38,10 @@ import { benchTelemetry, formatTelemetry, type TelemetryRow } from './telemetry'
 import { benchGatewayTelemetry, formatGatewayTelemetry, type GatewayTelemetryRow } from './gatewayTelemetry';
 import { benchThroughput, formatThroughput, type ThroughputRow } from './throughput';
 
-export type Section = 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak' | 'telemetry' | 'gateway-telemetry' | 'package';
-const SECTIONS: readonly Section[] = ['scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak', 'telemetry', 'gateway-telemetry', 'package'];
+export type Section = 'headline' | 'throughput' | 'lifecycle' | 'scheduling' | 'gateway' | 'gateway-inbound' | 'args' | 'parsers' | 'journal' | 'soak' | 'telemetry' | 'gateway-telemetry' | 'package';
+export const SECTIONS: readonly Section[] = ['headline', 'scheduling', 'lifecycle', 'throughput', 'gateway', 'gateway-inbound', 'args', 'parsers', 'journal', 'soak', 'telemetry', 'gateway-telemetry', 'package'];
 
-export interface Target {
-  area: string;
-  target: string;
-  measured: string;
-  met: boolean | undefined;
-}
+export type { Target } from './page';
 
 export interface BenchResults {
   machine: { cpu: string; cpus: number; memGiB: number; node: string; platform: string; load1Start: number; load1End?: number };
@@ -46,6 +50,7 @@ export interface BenchResults {
   /** `--baseline <ref>`: the build measured beside this one (rows carry its numbers). */
   baseline?: Baseline;
   durationS?: number;
+  headline?: HeadlineResult;
   throughput?: ThroughputRow[];
   lifecycle?: LifecycleRow[];
   journal?: JournalRow[];
@@ -196,26 +201,50 @@ export function formatTargets(targets: Target[]): string {
   return lines.join('\n') + '\n';
 }
 
-export function formatResults(r: BenchResults): string {
-  const out: string[] = [];
+/** One benchmark's part of the results: its page section key, title and body (Markdown). */
+export interface ResultSection {
+  key: string;
+  title: string;
+  body: string;
+}
+
+/** The sections this run measured, in page order. */
+export function resultSections(r: BenchResults): ResultSection[] {
+  const out: ResultSection[] = [];
+  const add = (key: string, title: string, body: string | undefined) => {
+    if (body !== undefined) out.push({ key, title, body });
+  };
+  if (r.headline) add('headline', 'Headline: early dispatch on coding-agent turns (bench/headline.ts)', `${formatHeadline(r.headline)}\n${formatHeadlineNotes(r.headline)}\n<details><summary>Every turn</summary>\n\n${formatHeadlineTurns(r.headline)}\n</details>\n`);
+  if (r.scheduling) add('scheduling', 'Scheduling (bench/scheduling.ts)', formatScheduling(r.scheduling));
+  if (r.lifecycle) add('lifecycle', 'Lifecycle (bench/lifecycle.ts)', formatLifecycle(r.lifecycle));
+  if (r.journal) add('journal', 'Journal: durable turns (bench/journal.ts)', formatJournal(r.journal));
+  if (r.throughput) add('throughput', 'Throughput (bench/throughput.ts)', formatThroughput(r.throughput));
+  if (r.gateway) add('gateway', 'Gateway (bench/gateway.ts)', formatGateway(r.gateway));
+  if (r.gatewayInbound) add('gateway-inbound', 'Gateway per inbound API: CPU in its own process, chunks/s, first call (bench/gatewayInbound.ts)', formatGatewayInbound(r.gatewayInbound));
+  if (r.args) add('args', 'Argument path: ArgBuffer (bench/args.ts)', ['```', formatArgs(r.args).trimEnd(), '```', ''].join('\n'));
+  if (r.parsers) add('parsers', 'Open-model text parsers (bench/parsers.ts)', ['```', r.parsers.text.trimEnd(), '```', ''].join('\n'));
+  if (r.telemetry) add('telemetry', 'Library telemetry: runTurn CPU with OpenTelemetry off and on (bench/telemetry.ts)', formatTelemetry(r.telemetry));
+  if (r.gatewayTelemetry) add('gateway-telemetry', 'Gateway telemetry: CPU per chunk with no observer, telemetry off and on (bench/gatewayTelemetry.ts)', formatGatewayTelemetry(r.gatewayTelemetry));
+  if (r.soak) add('soak', 'Gateway soak: streams, slow bodies and idle sockets together (bench/soak.ts)', formatSoak(r.soak));
+  if (r.package) add('package', 'Package: bundle size and cold start (bench/package.ts)', formatPackage(r.package));
+  return out;
+}
+
+/** The run's machine, command and date in one line (each page section carries it). */
+export function runLine(r: BenchResults): string {
   const m = r.machine;
-  out.push(`Machine: ${m.cpu}, ${m.cpus} vCPU, ${m.memGiB} GiB, Node ${m.node} (${m.platform}); load average ${f(m.load1Start)} at start${m.load1End !== undefined ? `, ${f(m.load1End)} at end` : ''}.`);
-  out.push(`Command: \`${r.command}\`${r.durationS !== undefined ? ` (${f(r.durationS, 0)} s)` : ''}.`);
-  if (r.baseline) out.push(`Baseline: \`${r.baseline.ref}\` = ${r.baseline.commit.slice(0, 12)}, built by bench/baseline.ts and measured in the same run (rows with a baseline column).`);
-  out.push('');
-  out.push('## SPEC §9 targets', '', formatTargets(r.targets));
-  if (r.scheduling) out.push('## Scheduling', '', formatScheduling(r.scheduling));
-  if (r.lifecycle) out.push('## Lifecycle', '', formatLifecycle(r.lifecycle));
-  if (r.journal) out.push('## Journal (durable turns)', '', formatJournal(r.journal));
-  if (r.throughput) out.push('## Throughput', '', formatThroughput(r.throughput));
-  if (r.gateway) out.push('## Gateway', '', formatGateway(r.gateway));
-  if (r.gatewayInbound) out.push('## Gateway per inbound API: CPU in its own process, chunks/s, first call (bench/gatewayInbound.ts)', '', formatGatewayInbound(r.gatewayInbound));
-  if (r.args) out.push('## Argument path (ArgBuffer)', '', '```', formatArgs(r.args).trimEnd(), '```', '');
-  if (r.parsers) out.push('## Open-model text parsers', '', '```', r.parsers.text.trimEnd(), '```', '');
-  if (r.telemetry) out.push('## Library telemetry: runTurn CPU with OpenTelemetry off and on (bench/telemetry.ts)', '', formatTelemetry(r.telemetry));
-  if (r.gatewayTelemetry) out.push('## Gateway telemetry: CPU per chunk with no observer, telemetry off and on (bench/gatewayTelemetry.ts)', '', formatGatewayTelemetry(r.gatewayTelemetry));
-  if (r.soak) out.push('## Gateway soak: streams, slow bodies and idle sockets together (bench/soak.ts)', '', formatSoak(r.soak));
-  if (r.package) out.push('## Package: bundle size and cold start (bench/package.ts)', '', formatPackage(r.package));
+  return (
+    `Command: \`${r.command}\`${r.durationS !== undefined ? ` (${f(r.durationS, 0)} s)` : ''}. ` +
+    `Machine: ${m.cpu}, ${m.cpus} vCPU, ${m.memGiB} GiB, Node ${m.node} (${m.platform}); load average ${f(m.load1Start)} at start${m.load1End !== undefined ? `, ${f(m.load1End)} at end` : ''}. ` +
+    `Date: ${r.startedAt.slice(0, 10)}.` +
+    (r.baseline ? ` Baseline: \`${r.baseline.ref}\` = ${r.baseline.commit.slice(0, 12)} (bench/baseline.ts), measured in the same run.` : '')
+  );
+}
+
+export function formatResults(r: BenchResults): string {
+  const out: string[] = [runLine(r), ''];
+  if (r.targets.length) out.push('## SPEC §9 targets', '', formatTargets(r.targets));
+  for (const x of resultSections(r)) out.push(`## ${x.title}`, '', x.body);
   if (r.errors.length) out.push('## Errors', '', ...r.errors.map((e) => `- ${e}`), '');
   return out.join('\n');
 }
@@ -254,6 +283,7 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; baseline
       return undefined;
     }
   };
+  r.headline = await step('headline', () => benchHeadline({ quick, log }));
   r.scheduling = await step('scheduling', () => benchScheduling({ wall: true, baselineDist }));
   r.lifecycle = await step('lifecycle', () => benchLifecycle({ ...(quick ? { sizes: [20, 100, 1000], budgetMs: 500 } : {}), baselineDist }));
   r.throughput = await step('throughput', () => benchThroughput(quick ? { sizes: [10_000, 100_000], budgetMs: 500 } : {}));
@@ -283,51 +313,13 @@ export async function runAll(opts: { quick?: boolean; only?: Section[]; baseline
   return r;
 }
 
-export function markdownPage(r: BenchResults): string {
-  return `# Benchmarks
-
-Generated by \`bench/run.ts\` — every benchmark in one run, side by side. Regenerate with
-\`npm run bench -- --markdown docs/benchmarks.md\`; see each \`bench/*.ts\` for its method.
-
-- **Throughput** (bench/throughput.ts): one tool call of N bytes streamed as Anthropic SSE in
-  ~10-byte \`input_json_delta\`s (4–16 bytes, seeded), one SSE event per chunk, the same bytes for
-  every consumer; the minimal SSE consumer (eventsource-parser + JSON.parse per event + concat +
-  one final parse) is the yardstick. Method and reference figures: research/perf.md §2–§3.
-  CPU time of this process (median), so other load on the machine does not count against us.
-- **Scheduling** (bench/scheduling.ts): a corpus of timed turns in four wire formats, replayed on
-  the virtual clock and on the real clock with real timers; \`idealMs\` = every safe call starts at
-  its completion (unlimited concurrency), unsafe calls after the stream and every earlier call.
-  Dispatch latency = the completing event enters \`feed()\` → \`runTool\` is invoked.
-- **Lifecycle** (bench/lifecycle.ts): controller CPU time for a whole turn of N calls fed as
-  canonical events (no SSE), tools that resolve at once.
-- **Journal** (bench/journal.ts): one record appended to the file store with and without
-  fdatasync, and the 20-call lifecycle turn with a journal (file store with and without fsync,
-  memory; PostgreSQL when SLUICE_PG_URL is set) next to the same turn without one (docs/durability.md).
-- **Gateway** (bench/gateway.ts): per-event latency client ← gateway ← scripted upstream on
-  loopback, against the direct hop (client ← upstream).
-- **Gateway per inbound API** (bench/gatewayInbound.ts): for /v1/messages, /v1/responses and
-  /v1/chat/completions over one scripted OpenAI-chat turn, the middle process's CPU per upstream
-  chunk (sluice, a byte pipe and a plain buffering translator each run in a child process),
-  chunks/s with a fast upstream and client, and when the first tool call reaches the client;
-  against the direct hop (client ← upstream).
-- **Baseline** (bench/baseline.ts): \`npm run bench -- --baseline <git-ref>\` builds that commit
-  in a temporary folder (\`git archive\` into \`os.tmpdir()/sluice-baseline/<commit>\`, this
-  checkout's node_modules symlinked in, that tree's own \`tsc\`; cached by commit hash) and measures
-  its TurnController beside this one in the same run: lifecycle rows alternate samples between the
-  two (ratio column "× baseline"), dispatch latency runs every wall and burst turn on both. Other
-  benches load a baseline module with \`baselineModule(await baselineDist(ref), 'src/…')\`;
-  \`node dist/bench/baseline.js <ref>\` just builds and prints the dist directory.
-
-${formatResults(r)}
-`;
-}
-
 if (require.main === module) {
   const argv = process.argv.slice(2);
   const json = argv.includes('--json');
   const quick = argv.includes('--quick');
   const mdIdx = argv.indexOf('--markdown');
-  const md = mdIdx >= 0 ? argv[mdIdx + 1] : undefined;
+  // The page is written by default, except for --quick (shorter budgets) and --no-markdown.
+  const md = mdIdx >= 0 ? argv[mdIdx + 1] : quick || argv.includes('--no-markdown') ? undefined : 'docs/benchmarks.md';
   const onlyArg = argv.find((a) => a.startsWith('--only'));
   const onlyVal = onlyArg?.includes('=') ? onlyArg.split('=')[1] : onlyArg ? argv[argv.indexOf(onlyArg) + 1] : undefined;
   const only = onlyVal?.split(',').filter((s): s is Section => (SECTIONS as readonly string[]).includes(s));
@@ -339,7 +331,19 @@ if (require.main === module) {
   }
   runAll({ quick, only, baseline, log: (s) => process.stderr.write(s) }).then(
     (r) => {
-      if (md) fs.writeFileSync(md, markdownPage(r));
+      if (md) {
+        const page = { line: runLine(r), sections: resultSections(r), targets: r.targets, formatTargets };
+        fs.writeFileSync(md, updatePage(fs.existsSync(md) ? fs.readFileSync(md, 'utf8') : '', page));
+        process.stderr.write(`bench: updated ${md}\n`);
+        if (r.headline && !quick && fs.existsSync('README.md')) {
+          const readme = fs.readFileSync('README.md', 'utf8');
+          const next = updateReadme(readme, r);
+          if (next !== readme) {
+            fs.writeFileSync('README.md', next);
+            process.stderr.write('bench: updated the headline table in README.md\n');
+          }
+        }
+      }
       process.stdout.write(json ? JSON.stringify(r, null, 2) + '\n' : formatResults(r) + '\n');
       const broken = r.errors.filter((e) => !e.includes('(skipped)'));
       process.exitCode = broken.length ? 1 : 0;
