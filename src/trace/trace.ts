@@ -1,4 +1,5 @@
 import { detectFormat, readPayloadLines, SseDecoder } from '../wire';
+import { DYNAMO_NAMED_EVENTS } from '../wire/dynamo';
 import { findFormatMismatch } from '../wire/detect';
 import type { WireFormat } from '../wire/events';
 
@@ -172,7 +173,10 @@ function fromSse(text: string, pace: number, format?: WireFormat): Trace {
     } else if (m.data === '[DONE]') lines.push({ t, kind: 'data', data: '[DONE]' });
     else if (m.data.length > 0) {
       try {
-        lines.push({ t, kind: 'data', data: JSON.parse(m.data) });
+        const data: unknown = JSON.parse(m.data);
+        // Dynamo's named events keep their name (the adapter reads `{event, data}`; src/wire/dynamo.ts).
+        const named = fmt === 'dynamo' && m.event !== undefined && DYNAMO_NAMED_EVENTS.has(m.event);
+        lines.push({ t, kind: 'data', data: named ? { event: m.event, data } : data });
       } catch {
         continue; // the stream reader warns about non-JSON data; a trace simply skips it
       }
