@@ -12,6 +12,7 @@
  */
 
 import type { ClientToolTable } from './inbound/responsesTools';
+import { globMatches } from './modelMatch';
 
 export type Obj = Record<string, unknown>;
 
@@ -172,17 +173,12 @@ export function parseModelMap(spec: string): ModelMapping['rules'] {
   return rules;
 }
 
-function globToRegExp(pattern: string): RegExp {
-  const escaped = pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`);
-}
-
-/** True when a model-map pattern (`*` = any run of characters) matches the client's model. */
+/** True when a model-map pattern (`*` = any run of characters) matches the client's model (modelMatch.ts: linear time). */
 export function patternMatches(pattern: string, clientModel: string): boolean {
-  return globToRegExp(pattern).test(clientModel);
+  return globMatches(pattern, clientModel);
 }
 
 export function mapModel(mapping: ModelMapping, clientModel: string): string {
-  for (const r of mapping.rules) if (globToRegExp(r.pattern).test(clientModel)) return r.target;
+  for (const r of mapping.rules) if (globMatches(r.pattern, clientModel)) return r.target;
   return mapping.fallback ?? clientModel;
 }

@@ -14,6 +14,7 @@
  * only ids (strings ≤ 256 characters, at most 1,000) and those three fields are read from it.
  */
 import { type ModelMapping, patternMatches } from '../canonical';
+import { checkModelName } from '../modelMatch';
 import { invalidRequest } from '../errors';
 import type { UpstreamFormat } from './types';
 import { endpointUrl } from './url';
@@ -169,6 +170,7 @@ export function anthropicPage(models: KnownModel[], query: URLSearchParams): Ant
  * one a `*` pattern of the model map matches. `--model` alone does not make every id known.
  */
 export function findModel(models: KnownModel[], mapping: ModelMapping, id: string): KnownModel | undefined {
+  checkModelName(id, 'model id');
   const listed = models.find((m) => m.id === id);
   if (listed) return listed;
   const wild = mapping.rules.some((r) => r.pattern.includes('*') && patternMatches(r.pattern, id));

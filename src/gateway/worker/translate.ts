@@ -12,6 +12,7 @@
  */
 import { type CanonicalRequest, estimateInputTokens, type ModelMapping, mapModel } from '../canonical';
 import { GatewayError, invalidRequest } from '../errors';
+import { checkModelName } from '../modelMatch';
 import { parseMessagesRequest } from '../inbound/messages';
 import type { InboundApi } from '../inbound/types';
 import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
@@ -84,6 +85,7 @@ export function translateBody(bytes: Uint8Array, s: TranslateSetup): Translated 
   let creq: CanonicalRequest;
   try {
     creq = s.api.parse(body);
+    checkModelName(creq.model);
     s.validate?.(creq);
   } catch (err) {
     const b = (typeof body === 'object' && body !== null ? body : {}) as { model?: unknown; stream?: unknown };
