@@ -22,6 +22,15 @@ if (!PG_URL) process.stderr.write('\n[sluice tests] SLUICE_PG_URL is not set: th
 
 const echo = defineTool({ name: 'echo', kind: 'read', input: z.object({ text: z.string() }), run: async ({ text }) => text });
 const noStream = () => [] as never[];
+/** An Anthropic stream with one echo call. */
+const echoStream = () => [
+  { type: 'message_start', message: { id: 'm1', type: 'message', role: 'assistant', model: 'scripted', content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } },
+  { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'echo', input: {} } },
+  { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"text":"hi"}' } },
+  { type: 'content_block_stop', index: 0 },
+  { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 5 } },
+  { type: 'message_stop' },
+];
 
 test('outside any workflow: DurableTurnError("context"), one line', async () => {
   const err = await durableTurn({ format: 'anthropic', stream: noStream, tools: [echo] }).catch((e: unknown) => e);
@@ -54,19 +63,38 @@ d('inside DBOS', () => {
     if (db) await dropDb(db).catch(() => undefined);
   }, 60_000);
 
+  let ran = 0;
+  const counted = defineTool({ name: 'echo', kind: 'read', input: z.object({ text: z.string() }), run: async ({ text }) => (ran++, text) });
+  const insideStep = DBOS.registerWorkflow(
+    async () => DBOS.runStep(() => durableTurn({ format: 'anthropic', stream: noStream, tools: [counted], store: 'memory' }).then(() => 'ran'), { name: 'outer' }),
+    { name: 'turnInsideStep' },
+  );
+  /** One turn: an echo call; the workflow returns what durableTurn says about itself. */
+  const oneTurn = DBOS.registerWorkflow(
+    async () => {
+      const turn = await durableTurn({ format: 'anthropic', stream: () => echoStream(), tools: [counted], turnKey: 't0', store: db });
+      return { modelRequests: turn.modelRequests, replayed: turn.replayed, resumed: turn.resumed.map((r) => r.resumed), messages: turn.messages };
+    },
+    { name: 'oneTurn' },
+  );
+
   test('inside a step: DurableTurnError("context") names the step, and nothing runs', async () => {
-    let ran = 0;
-    const counted = defineTool({ name: 'echo', kind: 'read', input: z.object({ text: z.string() }), run: async ({ text }) => (ran++, text) });
-    const wf = DBOS.registerWorkflow(
-      async () => DBOS.runStep(() => durableTurn({ format: 'anthropic', stream: noStream, tools: [counted], store: 'memory' }).then(() => 'ran'), { name: 'outer' }),
-      { name: 'turnInsideStep' },
-    );
     DBOS.setConfig({ name: 'sluice-dbos-unit', systemDatabaseUrl: db, logger: { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } });
     await DBOS.launch();
-    const h = await DBOS.startWorkflow(wf, { workflowID: 'inside-step-1' })();
+    const h = await DBOS.startWorkflow(insideStep, { workflowID: 'inside-step-1' })();
     const err = await h.getResult().catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/^sluice\/dbos: durableTurn\(\) was called inside a DBOS step or transaction/);
     expect(ran).toBe(0);
+  }, 60_000);
+
+  test('a recorded turn is replayed by DBOS: no model request, no tool run, the same messages', async () => {
+    const first = await (await DBOS.startWorkflow(oneTurn, { workflowID: 'one-turn-1' })()).getResult();
+    expect(first).toMatchObject({ modelRequests: 1, replayed: false, resumed: ['fresh'] });
+    expect(ran).toBe(1);
+    // A fork from step 1 copies the turn's step (step 0) and replays it.
+    const fork = await (await DBOS.forkWorkflow<typeof first>('one-turn-1', 1)).getResult();
+    expect(fork).toEqual({ ...first, modelRequests: 0, replayed: true });
+    expect(ran).toBe(1);
   }, 60_000);
 
   test('the core entry does not load DBOS; sluice/dbos does', async () => {
