@@ -27,6 +27,7 @@ const SERIAL = [
   'test/engine/retryHttp.test.ts', // a 429 with retry-after: 2 is retried no sooner than 2 s (lower bounds)
   'test/dbos/crash.test.ts', // real processes SIGKILLed at random times; a safe read starts before the model stream ends
   'test/engine/retryHttp.test.ts', // a 429 with retry-after: 2 is retried no sooner than 2 s (lower bounds)
+  'test/report/gatewayAb.test.ts', // --release-holdout through sluice report: the saving is the tool time (±40%)
   'test/gateway/holdout.test.ts', // --release-holdout: the arms' gaps differ by the tool time (±40%)
 ];
 const serialPattern = SERIAL.map((f) => `<rootDir>/${f.replace(/\./g, '\\.')}$`);
