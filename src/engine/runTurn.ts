@@ -11,7 +11,7 @@ import { postStreamOfTurn, shadowOfTurn } from '../execute/shadow';
 import { checkTurn } from '../trace/invariants';
 import { loadTelemetryApi, startTurnTelemetry, type TelemetryOptions, type TurnTelemetry } from '../telemetry/turn';
 import { type Clock, realClock } from './clock';
-import { classifyStreamError, openStream, type StreamInput, type StreamItem } from './streamSource';
+import { classifyStreamError, contentTypeOf, openStream, type StreamInput, type StreamItem } from './streamSource';
 import { type CallTiming, type CompletionMode, type ControllerEvents, type RetryRecord, type TurnSummary, TurnController } from './controller';
 import { checkRunTurnOptions } from './options';
 import { LIMIT_ERROR_TYPE, SluiceLimitError, type TurnLimits } from './limits';
@@ -427,7 +427,7 @@ async function consumeAttempt(
       if (raw) {
         if (typeof item !== 'string' && !(item instanceof Uint8Array))
           throw new StreamFailure('bad_stream', 'the stream mixed raw bytes and event objects', false);
-        reader ??= createStreamReader(opts.format, { checkFormat: true });
+        reader ??= createStreamReader(opts.format, { checkFormat: true, contentType: contentTypeOf(iterator) });
         feedAll(reader.write(item));
       } else {
         if (item instanceof Uint8Array) throw new StreamFailure('bad_stream', 'the stream mixed raw bytes and event objects', false);
@@ -445,7 +445,9 @@ async function consumeAttempt(
     }
     if (controller.currentAttempt === attempt && controller.attemptOpen) {
       if (reader) feedAll(reader.end());
-      else feedAll((adapter ?? createAdapter(opts.format)).end());
+      else if (adapter) feedAll(adapter.end());
+      // Nothing at all arrived: an empty body (SPEC §12: bad_stream, not a cut stream).
+      else feedAll(createStreamReader(opts.format, { contentType: contentTypeOf(iterator) }).end());
     }
   } catch (err) {
     const e = toStreamError(err);

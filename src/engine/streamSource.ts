@@ -21,6 +21,7 @@
 
 import { STATUS_ERROR_TYPES } from '../wire/common';
 import { isRetryableErrorType } from '../wire/events';
+import { unaryCompletion } from '../wire/integrity';
 import { retryAfterMsOf } from './retry';
 
 /** A web `ReadableStream` (Node ≥ 18, browsers, polyfills): only what sluice uses of it. */
@@ -189,6 +190,9 @@ function isResponse(v: Record<string | symbol, unknown>): v is Record<string | s
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
+  // SPEC §12: a whole completion where a stream was expected.
+  const unary = unaryCompletion(v);
+  if (unary !== undefined) return `${unary}: looks like a non-streaming completion: did you forget stream: true?`;
   if (Array.isArray(v)) return 'an array';
   if (isObj(v)) return `an object${v.constructor && typeof v.constructor === 'function' && v.constructor.name ? ` (${v.constructor.name})` : ''}`;
   return typeof v;
@@ -201,7 +205,13 @@ export async function openStream(input: StreamInput | unknown): Promise<AsyncIte
   if (isObj(src) && isResponse(src)) {
     if (!src.ok) throw new HttpStreamError(src.status, await bodyExcerpt(src.body), retryAfterMsOf(src.headers));
     if (src.body === null || src.body === undefined) throw new BadStreamSource('the fetch Response has no body to read');
+    const contentType = headerOf(src.headers, 'content-type');
     src = src.body;
+    if (contentType !== undefined && isObj(src)) {
+      const it = await openStream(src);
+      CONTENT_TYPES.set(it, contentType);
+      return it;
+    }
   }
   if (isObj(src)) {
     if (typeof src[Symbol.asyncIterator] === 'function') return (src as unknown as AsyncIterable<StreamItem>)[Symbol.asyncIterator]();
@@ -211,6 +221,19 @@ export async function openStream(input: StreamInput | unknown): Promise<AsyncIte
   throw new BadStreamSource(
     `runTurn: stream must be an async iterable (SDK stream, Node Readable), an iterable, a ReadableStream or a fetch Response, got ${describe(src)}`,
   );
+}
+
+/** The content type of the fetch Response an iterator reads (named in a `bad_stream` error, SPEC §12). */
+const CONTENT_TYPES = new WeakMap<object, string>();
+
+export function contentTypeOf(iterator: object | undefined): string | undefined {
+  return iterator === undefined ? undefined : CONTENT_TYPES.get(iterator);
+}
+
+function headerOf(headers: unknown, name: string): string | undefined {
+  if (!isObj(headers)) return undefined;
+  const v = typeof headers.get === 'function' ? (headers.get as (n: string) => unknown).call(headers, name) : headers[name];
+  return typeof v === 'string' && v.length > 0 ? v.slice(0, 120) : undefined;
 }
 
 function readerIterator(reader: ReturnType<ReadableStreamLike['getReader']>): AsyncIterator<StreamItem> {
