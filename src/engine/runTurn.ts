@@ -246,7 +246,7 @@ export async function runTurn(opts: RunTurnOptions): Promise<RunTurnResult> {
   const earlyStart: EarlyStart = requested === 'shadow' ? 'none' : requested;
   const maxConcurrent = policy.maxConcurrent ?? 10;
   await loadTelemetryApi(opts.telemetry); // @opentelemetry/api is loaded only when an application registered it
-  const tel = startTurnTelemetry({ format: opts.format, earlyStart: requested, options: opts.telemetry, knownTool: (name) => registry.get(name) !== undefined });
+  const tel = startTurnTelemetry({ format: opts.format, earlyStart: requested, options: opts.telemetry, knownTool: (name) => registry.get(name) !== undefined, toolDescription: (name) => registry.get(name)?.description });
   const run: RunToolFn = (call, signal) => runTool(withTimeout(registry.get(call.name)), call.input, { signal, callId: call.callId, name: call.name });
   const controller = new TurnController({
     mode: 'execute',

@@ -32,6 +32,8 @@ export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
 export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
 /** Always `function` for sluice tools. */
 export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type';
+/** The registered tool's description, when it has one. */
+export const ATTR_GEN_AI_TOOL_DESCRIPTION = 'gen_ai.tool.description';
 /** Opt-in (`telemetry.recordContents`): the call's arguments as JSON text. */
 export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
 /** Opt-in (`telemetry.recordContents`): the tool's result text. */
@@ -45,6 +47,10 @@ export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
 export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens';
 /** General semconv: the error class on a failed span / metric point. */
 export const ATTR_ERROR_TYPE = 'error.type';
+/** General semconv: the `exception` span event on a failed tool span, with its type (always) and message (recordContents only). */
+export const EVENT_EXCEPTION = 'exception';
+export const ATTR_EXCEPTION_TYPE = 'exception.type';
+export const ATTR_EXCEPTION_MESSAGE = 'exception.message';
 
 // ------------------------------------------------------------------ sluice attributes
 

@@ -47,6 +47,8 @@ export interface TurnTelemetryStart {
   options?: TelemetryOptions;
   /** Is this a registered tool name? (Tool-name labels stay bounded: others count as `other`.) */
   knownTool: (name: string) => boolean;
+  /** A registered tool's description (`gen_ai.tool.description` on its spans). */
+  toolDescription?: (name: string) => string | undefined;
 }
 
 export interface TurnEnd {
@@ -210,7 +212,7 @@ export class TurnTelemetry {
   /** Wrap the tool runner: one `execute_tool` span per run, active while the tool runs. */
   wrapRun(run: RunToolFn): RunToolFn {
     if (!this.recording) return run;
-    const tracer = this.tracerProvider().getTracer(N.INSTRUMENTATION_SCOPE);
+    const tracer = this.tracerProvider().getTracer(N.INSTRUMENTATION_SCOPE, N.PACKAGE_VERSION);
     return (call, signal) => {
       const now = this.controller?.clock.now();
       const attrs: Attributes = {
@@ -224,6 +226,8 @@ export class TurnTelemetry {
         [N.ATTR_CALL_EARLY]: !this.streamEnded,
       };
       if (now !== undefined) attrs[N.ATTR_CALL_STARTED_MS] = now;
+      const description = this.start.toolDescription?.(call.name);
+      if (description !== undefined && description.length > 0) attrs[N.ATTR_GEN_AI_TOOL_DESCRIPTION] = description;
       if (this.contents) attrs[N.ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] = safeJson(call.input);
       const span = tracer.startSpan(N.executeToolSpanName(call.name), { kind: api().SpanKind.INTERNAL, attributes: attrs }, this.context);
       const onAbort = () => span.addEvent(N.EVENT_TOOL_ABORT);
@@ -241,6 +245,11 @@ export class TurnTelemetry {
           const type = r?.synthetic ?? (err === undefined ? 'tool_error' : errorName(err));
           span.setAttribute(N.ATTR_ERROR_TYPE, type);
           span.setStatus({ code: api().SpanStatusCode.ERROR, message: type });
+          // The semconv `exception` event: its type always; its message (the tool's error text,
+          // possibly quoting arguments or files) only under recordContents.
+          const ex: Attributes = { [N.ATTR_EXCEPTION_TYPE]: type };
+          if (this.contents) ex[N.ATTR_EXCEPTION_MESSAGE] = r !== undefined ? r.content : errorMessage(err);
+          span.addEvent(N.EVENT_EXCEPTION, ex);
         }
         span.end();
       };
@@ -354,6 +363,10 @@ function errorName(err: unknown): string {
   return err instanceof Error ? err.name : 'tool_error';
 }
 
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /**
  * Start a turn's telemetry, or undefined when there is nothing to record (disabled, or no tracer
  * and no meter registered): then the turn runs exactly as without telemetry.
@@ -361,10 +374,10 @@ function errorName(err: unknown): string {
 export function startTurnTelemetry(start: TurnTelemetryStart): TurnTelemetry | undefined {
   const o = start.options;
   if (o?.enabled === false || otel === undefined) return undefined;
-  const meter = (o?.meterProvider ?? api().metrics.getMeterProvider()).getMeter(N.INSTRUMENTATION_SCOPE);
+  const meter = (o?.meterProvider ?? api().metrics.getMeterProvider()).getMeter(N.INSTRUMENTATION_SCOPE, N.PACKAGE_VERSION);
   const instruments = meterIsNoop(meter) ? undefined : instrumentsFor(meter);
   const parent = api().context.active();
-  const tracer = (o?.tracerProvider ?? api().trace.getTracerProvider()).getTracer(N.INSTRUMENTATION_SCOPE);
+  const tracer = (o?.tracerProvider ?? api().trace.getTracerProvider()).getTracer(N.INSTRUMENTATION_SCOPE, N.PACKAGE_VERSION);
   const attrs: Attributes = { [N.ATTR_FORMAT]: start.format, [N.ATTR_EARLY_START]: start.earlyStart };
   const provider = providerOf(start.format);
   if (provider !== undefined) attrs[N.ATTR_GEN_AI_PROVIDER_NAME] = provider;
