@@ -134,7 +134,7 @@ export async function run(argv: string[]): Promise<number> {
   if (crashAtMs !== undefined && typeof flags.journal !== 'string') throw new UsageError('--crash-at needs --journal FILE');
   const journal =
     typeof flags.journal === 'string'
-      ? await (await import('./resume')).journalForReplay(flags.journal, { format: trace.format, dispatch, tools, crashAtMs })
+      ? await (await import('./journalFile')).journalForReplay(flags.journal, { format: trace.format, dispatch, tools, crashAtMs })
       : undefined;
   const inspection = await inspectionFromFlags(flags);
   const options = {

@@ -1,20 +1,17 @@
-import * as fs from 'node:fs';
 import { parseArgs, UsageError } from './args';
 import { formatReport, readToolsFile } from './replay';
 import { INSPECT_FLAGS, inspectionFromFlags } from './inspectFlags';
-import { checkInputFile, maxInputBytes } from './input';
+import { checkInputFile } from './input';
+import { openJournalFile } from './journalFile';
 import type { CallResult } from '../calls';
 import { settleMicrotasks, VirtualClock } from '../engine/clock';
 import type { TurnController } from '../engine/controller';
 import { ResumeError, resumeTurn, type ResumedCall } from '../engine/resume';
 import { JournalRefusedError } from '../journal/check';
-import { FileJournalStore } from '../journal/fileStore';
-import { createTurnJournal } from '../journal/journal';
 import { JournalError, type ResumedHow } from '../journal/records';
 import { foldJournal } from '../journal/state';
-import { type Dispatch, type ReplayReport, type ReportCall, reportCall, simClassifier } from '../trace/replay';
+import { type ReplayReport, type ReportCall, reportCall, simClassifier } from '../trace/replay';
 import type { SimToolSpec } from '../trace/trace';
-import type { WireFormat } from '../wire/events';
 
 export const RESUME_HELP = `sluice resume <journal> [options]
 
@@ -65,40 +62,6 @@ export interface ResumeReport extends ReplayReport {
   calls: Array<ReportCall & { resumed?: ResumedHow }>;
 }
 
-/** `replay --journal FILE [--crash-at MS]`: a new journal for the replayed turn. */
-export async function journalForReplay(
-  file: string,
-  o: { format: WireFormat; dispatch: Dispatch; tools?: SimToolSpec[]; crashAtMs?: number },
-): Promise<{ attach(c: TurnController): void; close(): Promise<void> }> {
-  if (fs.existsSync(file)) throw new UsageError(`--journal ${file}: the file exists (resume it with sluice resume, or choose a new file)`);
-  const { store, turn } = openFile(file);
-  const journal = await createTurnJournal(store, turn, {
-    format: o.format,
-    earlyStart: o.dispatch === 'post-stream' ? 'none' : 'safe',
-    ...(o.tools ? { meta: { tools: o.tools } } : {}),
-  });
-  let attached = false;
-  return {
-    attach(c) {
-      if (attached) return; // only the first (reported) run of a replay is journaled
-      attached = true;
-      journal.attach(c);
-      // A hard stop at virtual time MS: the journal has exactly what was written by then.
-      if (o.crashAtMs !== undefined) c.clock.setTimeout(() => process.kill(process.pid, 'SIGKILL'), o.crashAtMs);
-    },
-    close: () => store.close(),
-  };
-}
-
-function openFile(file: string) {
-  try {
-    return FileJournalStore.forFile(file, { maxBytes: maxInputBytes() });
-  } catch (err) {
-    if (err instanceof JournalError) throw new UsageError(`${file}: ${err.message}`);
-    throw err;
-  }
-}
-
 /** Simulated tools on a virtual clock (`durationMs`, then `result` or `error`). */
 function simRunner(tools: SimToolSpec[] | undefined, clock: VirtualClock) {
   const byName = new Map((tools ?? []).map((t) => [t.name, t]));
@@ -142,7 +105,7 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('expected exactly one journal file');
   const file = positionals[0]!;
   checkInputFile(file); // regular files only, size limit (src/cli/input.ts): exit 2 / 1, one line
-  const { store, turn } = openFile(file);
+  const { store, turn } = openJournalFile(file);
   let records;
   try {
     records = (await store.read(turn)).records;
