@@ -20,6 +20,7 @@
  *
  * Test hooks (env; the crash tests use them to kill at exact boundaries and to change the code):
  * SLUICE_TEST_DIE_AFTER_EFFECT=N (SIGKILL itself right after writing its Nth effect line),
+ * SLUICE_TEST_DIE_AFTER_APPEND=N (SIGKILL itself right after the journal's Nth append committed),
  * SLUICE_TEST_DIE_AT=before-turn|after-turn, SLUICE_TEST_TURN_KEY (default t0),
  * SLUICE_TEST_EXTRA_TOOL=1 (one more tool: another version of the code), SLUICE_TEST_APP_VERSION
  * (DBOS applicationVersion; default crash-turn-1).
@@ -30,7 +31,7 @@ import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { z } from 'zod';
-import { defineTool } from 'sluice';
+import { defineTool, openStore } from 'sluice';
 import { closeDurableTurnStores, durableTurn } from 'sluice/dbos';
 
 function usage(msg) {
@@ -186,12 +187,32 @@ const quietLogger = {
   error: (e) => process.stderr.write(`dbos error: ${e instanceof Error ? e.message : String(e)}\n`),
 };
 
+/** The journal store, killing this process after its Nth append when the test hook asks (opened at first use: after DBOS.launch() created the database). */
+function dyingStore(url, n) {
+  let opened;
+  const inner = () => (opened ??= openStore(url));
+  let appends = 0;
+  return {
+    name: 'postgres',
+    append: async (turn, records, opts) => {
+      await (await inner()).append(turn, records, opts);
+      if (++appends === n) process.kill(process.pid, 'SIGKILL');
+    },
+    read: async (turn) => (await inner()).read(turn),
+    list: async () => (await inner()).list(),
+    lease: async (turn, owner, ttl) => (await inner()).lease(turn, owner, ttl),
+    close: async () => (opened ? (await opened).close() : undefined),
+  };
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const url = process.env.DBOS_SYSTEM_DATABASE_URL;
   if (!url) usage('DBOS_SYSTEM_DATABASE_URL must be set to a PostgreSQL URL');
   if (!EFFECTS) usage('SLUICE_EFFECTS_DIR must be set to a directory');
   fs.mkdirSync(EFFECTS, { recursive: true });
+  const dieAfterAppend = Number(process.env.SLUICE_TEST_DIE_AFTER_APPEND ?? 0);
+  const store = dieAfterAppend > 0 ? dyingStore(url, dieAfterAppend) : undefined;
 
   const turnWorkflow = DBOS.registerWorkflow(
     async (a) => {
@@ -204,6 +225,7 @@ async function main() {
         stream: (attempt) => model(wf, attempt, sc, a.eventMs),
         tools: tools(wf, a.toolMs),
         policy: { maxAttempts: 4, retryBaseMs: 20 },
+        ...(store ? { store } : {}),
       });
       dieAt('after-turn');
       const byIndex = new Map(turn.calls.filter((c) => turn.resumed.some((r) => r.id === c.id)).map((c) => [c.index, c]));
@@ -229,6 +251,7 @@ async function main() {
   const status = (await handle.getStatus())?.status ?? 'UNKNOWN';
   process.stdout.write(`${JSON.stringify({ workflow: args.workflow, status, calls: out.calls, messages: out.messages })}\n`);
   await closeDurableTurnStores();
+  await store?.close();
   await Promise.race([DBOS.shutdown(), sleep(3000)]);
   process.exit(status === 'SUCCESS' ? 0 : 1);
 }

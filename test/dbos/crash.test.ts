@@ -9,7 +9,8 @@
  * CI runs the uncrashed turn, kills at named boundaries (before the turn's step, after it was
  * recorded, right after effect lines: a model request, a safe read, the model's end, an unsafe
  * bump) and a few random points. `SLUICE_CRASH=1` (`npm run test:dbos-crash`) runs every effect
- * boundary of several seeds and random points until SLUICE_DBOS_CRASH_KILLS kills (default 200).
+ * boundary of several seeds, a kill right after each journal append of two seeds, and random points
+ * until SLUICE_DBOS_CRASH_KILLS kills (default 200).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -104,6 +105,26 @@ d('crash-turn.mjs under SIGKILL and DBOS recovery', () => {
       await finishAndCheck(workflow, seed, { ...stats, launches: stats.launches + 1, kills: stats.kills + 1 });
     },
     120_000,
+  );
+
+  // Full run: right after each journal append (a record boundary), until an append number is past the turn's end.
+  (FULL ? test : test.skip)(
+    'killed right after each journal append (seeds 5 and 12): recovered, checked, read back',
+    async () => {
+      for (const seed of [5, 12]) {
+        for (let n = 1; n < 200; n++) {
+          const workflow = `a-${seed}-${n}`;
+          const first = await runProgram(db, effects, { workflow, seed, env: { SLUICE_TEST_DIE_AFTER_APPEND: String(n) } });
+          if (first.signal !== 'SIGKILL') {
+            expect(first.code).toBe(0); // the turn ended before its nth append
+            break;
+          }
+          const stats = await crashUntilDone(db, effects, { workflow, seed, spanMs, rand: prng(seed * 7 + n), maxLaunches: 1 });
+          await finishAndCheck(workflow, seed, { ...stats, launches: stats.launches + 1, kills: stats.kills + 1 });
+        }
+      }
+    },
+    3600_000,
   );
 
   test(
