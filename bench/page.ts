@@ -64,9 +64,12 @@ What each benchmark does (method in the header comment of its \`bench/*.ts\`):
   really run on this repository (read a file, \`git grep\`, \`ls\`, \`git log\`, \`git diff\`,
   \`git status\`, a \`node --test\` run, an edit applied to a temporary copy). Each turn runs
   with early dispatch and post-stream (every call after the stream, read-only ones concurrently),
-  twice each, alternating; saving = post-stream turn − early turn; share = saving ÷ (time to
-  first token + post-stream turn); ideal = every tool's time hidden behind the stream (the
-  post-stream run's tail). Time to first token is added, not waited for: it is the same in both.
+  twice each, alternating. The tail of a run is its last tool result − the end of the stream;
+  saving = post-stream tail − early tail (the stream is simulated and the same in both runs, so
+  timer lateness on a busy machine is kept out of the saving; whether early dispatch delays the
+  reading of the stream is reported beside it); turn = time to first token + the stream + the
+  tail; share = saving ÷ post-stream turn; ideal = every tool's time hidden behind the stream (a
+  saving of the whole post-stream tail). Time to first token is added, not waited for.
 - **Scheduling** (bench/scheduling.ts): a corpus of timed turns in four wire formats, replayed on
   the virtual clock and on the real clock with real timers; \`idealMs\` = every safe call starts at
   its completion (unlimited concurrency), unsafe calls after the stream and every earlier call.
