@@ -43,7 +43,7 @@ import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
 import { REQUEST_LIMIT_DEFAULTS, validateCanonical } from './validate';
 import { UpstreamClient } from './upstream';
 import { upstreamFormatFor } from './upstream/index';
-import { anthropicPage, findModel, knownModels, toAnthropicModel, toOpenAIModel } from './upstream/models';
+import { anthropicPage, findModel, knownModels, modelsCache, toAnthropicModel, toOpenAIModel } from './upstream/models';
 import type { UpstreamFormatName } from './upstream/types';
 import { SessionLinks, type SessionLinkOptions } from './sessionLink';
 
@@ -386,6 +386,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     return metrics.serve(res, method === 'HEAD');
   }
 
+  /** The backend's model list, kept for a few seconds and fetched once for concurrent GETs (upstream/models.ts). */
+  const backendModelLists = modelsCache();
+
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const reqId = requestId();
     res.setHeader('request-id', reqId);
@@ -417,7 +420,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         if (method !== 'GET' && method !== 'HEAD') throw new GatewayError(405, `method ${method} not allowed on ${path}`, 'invalid_request_error');
         authenticate(auth, req);
         const key = upstream.config.apiKey ?? (ctx.forwardClientKey ? presentedKey(req) : undefined);
-        const known = await knownModels({ models: ctx.models, upstreamBase: opts.upstream, format: upstreamFormat, ...(key ? { key } : {}), ...(upstream.config.headers ? { headers: upstream.config.headers } : {}) });
+        const known = await knownModels({ models: ctx.models, upstreamBase: opts.upstream, format: upstreamFormat, budget, cache: backendModelLists, ...(key ? { key } : {}), ...(upstream.config.headers ? { headers: upstream.config.headers } : {}) });
         if (modelId[1] === undefined) {
           const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
           sendJson(res, 200, anthropic ? anthropicPage(known, query) : { object: 'list', data: known.map(toOpenAIModel) });

@@ -12,10 +12,18 @@
  * `{models:[{name:"models/…"}]}`; a backend's `created` / `created_at` / `display_name` are
  * kept). A backend that is down, slow or answers an error adds nothing (the list is still 200);
  * only ids (strings ≤ 256 characters, at most 1,000) and those three fields are read from it.
+ *
+ * The backend's answer is not trusted (answer.ts): it is read within a size cap (8 MiB) and the
+ * JSON depth limit while it arrives, charged to the gateway's memory budget, and an answer that is
+ * too large, too deep or not JSON is a 502. The list is kept for a few seconds (`MODELS_TTL_MS`)
+ * and one fetch serves every client that asks while it runs.
  */
 import { type ModelMapping, patternMatches } from '../canonical';
 import { checkModelName } from '../modelMatch';
-import { invalidRequest } from '../errors';
+import { createHash } from 'node:crypto';
+import type { MemoryBudget } from '../body';
+import { GatewayError, invalidRequest } from '../errors';
+import { ANSWER_MAX_DEPTH, AnswerCache, MODELS_ANSWER_MAX_BYTES, readAnswerJson } from './answer';
 import type { UpstreamFormat } from './types';
 import { endpointUrl } from './url';
 
@@ -74,6 +82,22 @@ export interface ListModelsOptions {
   headers?: Record<string, string>;
   /** How long the backend may take (default 2 s). */
   timeoutMs?: number;
+  /** Backend answers are charged here while they are read (the request bodies' budget). */
+  budget?: MemoryBudget;
+  /** The backend's list, kept and shared (`modelsCache()`); absent: fetched per call. */
+  cache?: AnswerCache<KnownModel[]>;
+  /** The backend's answer in bytes at most (default 8 MiB; then 502). */
+  maxBytes?: number;
+  /** Its JSON nesting at most (default 128; then 502). */
+  maxDepth?: number;
+}
+
+/** How long a backend's model list is kept. */
+export const MODELS_TTL_MS = 5_000;
+
+/** One gateway's cache of backend model lists (per backend URL, key and headers). */
+export function modelsCache(ttlMs = MODELS_TTL_MS): AnswerCache<KnownModel[]> {
+  return new AnswerCache<KnownModel[]>(ttlMs);
 }
 
 const MAX_BACKEND_MODELS = 1000;
@@ -177,7 +201,16 @@ export function findModel(models: KnownModel[], mapping: ModelMapping, id: strin
   return wild ? { id, owner: 'sluice', created: 0 } : undefined;
 }
 
-async function fetchBackendModels(o: ListModelsOptions): Promise<KnownModel[]> {
+function fetchBackendModels(o: ListModelsOptions): Promise<KnownModel[]> {
+  if (!o.cache) return fetchBackendModelsNow(o);
+  // The key names the backend, the credential (hashed: never kept as it is) and the extra headers.
+  const key = createHash('sha256')
+    .update(JSON.stringify([o.upstreamBase, o.format.name, o.key ?? '', o.headers ?? {}]))
+    .digest('hex');
+  return o.cache.get(key, () => fetchBackendModelsNow(o));
+}
+
+async function fetchBackendModelsNow(o: ListModelsOptions): Promise<KnownModel[]> {
   try {
     const url = endpointUrl(o.upstreamBase, 'models');
     // Everything in one page: Anthropic pages 20 models by default, Gemini 50.
@@ -191,8 +224,10 @@ async function fetchBackendModels(o: ListModelsOptions): Promise<KnownModel[]> {
       await res.body?.cancel();
       return [];
     }
-    return backendModels(await res.json());
-  } catch {
-    return []; // down, slow, not JSON: the configured names still answer
+    const json = await readAnswerJson(res, { maxBytes: o.maxBytes ?? MODELS_ANSWER_MAX_BYTES, maxDepth: o.maxDepth ?? ANSWER_MAX_DEPTH, budget: o.budget, what: 'upstream models answer' });
+    return backendModels(json);
+  } catch (err) {
+    if (err instanceof GatewayError) throw err; // too large, too deep, not JSON: 502; no memory for it: 503
+    return []; // down or slow: the configured names still answer
   }
 }
