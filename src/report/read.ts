@@ -83,16 +83,28 @@ export function readInputs(paths: readonly string[], builder: ReportBuilder, opt
   if (w !== undefined) warnings.push(w);
   const skipped: ReadResult['skipped'] = [];
   const seen = new Set<string>();
+  // A/B samples by answering request (a request in the logs and in the spans counts once), and
+  // each gateway span's format and model by request id, to place a span's sample under the
+  // response it continues (spans name that response by id only).
+  const answered = new Set<string>();
+  const spanRows = new Map<string, { format: string; model: string }>();
+  const pending: SpanContinuation[] = [];
   const sink: Sink = {
     turn: (t) => {
       // One gateway request recorded twice (its log and its span) counts once.
       if (t.ref.startsWith('req_')) {
+        if (t.source === 'otlp-gateway') spanRows.set(t.ref, { format: t.format, model: t.model });
         if (seen.has(t.ref)) return;
         seen.add(t.ref);
       }
       builder.addTurn(t);
     },
-    continuation: (c) => builder.addContinuation(c),
+    continuation: (c) => {
+      if (answered.has(c.ref)) return;
+      answered.add(c.ref);
+      builder.addContinuation(c);
+    },
+    spanContinuation: (c) => pending.push(c),
   };
   let unchecked = 0;
   for (const file of files) {
@@ -100,6 +112,7 @@ export function readInputs(paths: readonly string[], builder: ReportBuilder, opt
     if (r.skipped > 0) skipped.push({ file, lines: r.skipped });
     if (r.unchecked) unchecked++;
   }
+  for (const { earlierId, ...c } of pending) sink.continuation({ ...c, ...(spanRows.get(earlierId) ?? {}) });
   if (unchecked > 0) warnings.push(`read ${unchecked} signed journal${unchecked === 1 ? '' : 's'} unchecked (no SLUICE_JOURNAL_KEY, --unchecked)`);
   return { inputs: files.length, skipped, warnings };
 }
@@ -107,6 +120,13 @@ export function readInputs(paths: readonly string[], builder: ReportBuilder, opt
 interface Sink {
   turn(t: ReportTurn): void;
   continuation(c: ReportContinuation): void;
+  /** A gateway span's A/B sample: the earlier response is named by id only (resolved at the end). */
+  spanContinuation(c: SpanContinuation): void;
+}
+
+/** From a SERVER span: `sluice.continues.*` (arm, turn and gap times, the earlier request's id). */
+interface SpanContinuation extends ReportContinuation {
+  earlierId: string;
 }
 
 function openError(file: string, e: unknown): ReportInputError {
@@ -251,7 +271,7 @@ function readFile(file: string, sink: Sink, opts: ReadOptions): { skipped: numbe
 function handleDoc(d: unknown, ref: string, sink: Sink): boolean {
   if (!isObject(d)) return false;
   if (Array.isArray(d.resourceSpans)) {
-    for (const t of otlpTurns(d.resourceSpans, ref)) sink.turn(t);
+    for (const t of otlpTurns(d.resourceSpans, ref, sink)) sink.turn(t);
     return true;
   }
   if (typeof d.msg === 'string' && typeof d.level === 'string') {
@@ -363,7 +383,7 @@ function attrs(list: OtlpAttr[] | undefined): Map<string, unknown> {
   return m;
 }
 
-function otlpTurns(resourceSpans: unknown[], ref: string): ReportTurn[] {
+function otlpTurns(resourceSpans: unknown[], ref: string, sink: Sink): ReportTurn[] {
   const spans: OtlpSpan[] = [];
   for (const rs of resourceSpans) {
     if (!isObject(rs) || !Array.isArray(rs.scopeSpans)) continue;
@@ -375,7 +395,12 @@ function otlpTurns(resourceSpans: unknown[], ref: string): ReportTurn[] {
   const parsed = spans.map((s) => ({ s, a: attrs(s.attributes) }));
   for (const { s, a } of parsed) if (a.has(GW_INBOUND_API) && s.spanId) gateway.add(s.spanId);
   for (const { s, a } of parsed) {
-    if (a.has(GW_INBOUND_API)) turns.push(gatewaySpanTurn(s, a, ref));
+    if (a.has(GW_INBOUND_API)) {
+      const t = gatewaySpanTurn(s, a, ref);
+      turns.push(t);
+      const c = spanContinuationOf(a, t);
+      if (c) sink.spanContinuation(c);
+    }
     else if (s.name === N.SPAN_TURN && !(s.parentSpanId && gateway.has(s.parentSpanId)) && a.get(N.ATTR_EARLY_START) !== 'gateway')
       turns.push(librarySpanTurn(s, a, ref));
   }
@@ -398,6 +423,17 @@ function callFrom(a: Map<string, unknown>): ReportCall {
   return c;
 }
 
+/** The A/B sample on a gateway SERVER span (`sluice.continues.*`; format and model resolved later). */
+function spanContinuationOf(a: Map<string, unknown>, t: ReportTurn): SpanContinuation | undefined {
+  const earlierId = str(a.get(N.ATTR_CONTINUES_REQUEST_ID));
+  const arm = a.get(N.ATTR_CONTINUES_ARM);
+  const turnMs = num(a.get(N.ATTR_CONTINUES_TURN_MS));
+  const gapMs = num(a.get(N.ATTR_CONTINUES_GAP_MS));
+  if (earlierId === undefined || (arm !== 'early' && arm !== 'holdout') || turnMs === undefined || gapMs === undefined || gapMs < 0) return undefined;
+  // Until the earlier span is found: the answering request's own format and model.
+  return { ref: t.ref, earlierId, arm, format: t.format, model: t.model, turnMs, gapMs };
+}
+
 function gatewaySpanTurn(s: OtlpSpan, a: Map<string, unknown>, ref: string): ReportTurn {
   const calls = (s.events ?? []).filter((e) => e.name === N.EVENT_CALL_RELEASED).map((e) => callFrom(attrs(e.attributes)));
   const outcome = str(a.get(N.ATTR_TURN_OUTCOME)) ?? 'unknown';
@@ -415,6 +451,7 @@ function gatewaySpanTurn(s: OtlpSpan, a: Map<string, unknown>, ref: string): Rep
   };
   const end = num(a.get(N.ATTR_TURN_STREAM_END_MS));
   if (end !== undefined) turn.streamEndMs = end;
+  if (TRUNCATED.has(str(a.get(N.ATTR_ERROR_TYPE)) ?? '')) turn.truncated = true;
   return turn;
 }
 

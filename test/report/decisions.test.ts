@@ -157,6 +157,46 @@ test('the four decisions, and the saving within 15% of the truth (JSON)', async 
   expect((await report([dataDir(), '--json'])).out).toBe(r.out);
 });
 
+/** The gateway log's records as OTLP SERVER spans (the attributes src/telemetry/gateway.ts sets), one request per span. */
+function asSpans(log: string): string {
+  const kv = (key: string, v: string | number) => ({ key, value: typeof v === 'number' ? { doubleValue: v } : { stringValue: v } });
+  const spans = log
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((r) => r.msg === 'turn')
+    .map((r, i) => {
+      const c = r.continues as Record<string, number | string> | undefined;
+      const attributes = [
+        kv('sluice.inbound_api', 'messages'),
+        kv('sluice.request_id', r.reqId as string),
+        kv('sluice.format', r.format as string),
+        kv('sluice.upstream.model', r.upstreamModel as string),
+        kv('sluice.turn.outcome', r.outcome as string),
+        kv('sluice.release.arm', r.arm as string),
+        ...(r.streamEndMs !== undefined ? [kv('sluice.turn.stream_end_ms', r.streamEndMs as number)] : []),
+        ...(c
+          ? [kv('sluice.continues.request_id', c.requestId!), kv('sluice.continues.arm', c.arm!), kv('sluice.continues.turn_ms', c.turnMs!), kv('sluice.continues.gap_ms', c.gapMs!)]
+          : []),
+      ];
+      return { traceId: `t${i}`, spanId: `s${i}`, name: 'POST /v1/messages', attributes, events: [] };
+    });
+  return JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans }] }] }) + '\n';
+}
+
+test('gateway A/B from OTLP spans: the same rows as from the log; log and spans together count each request once', async () => {
+  const spansDir = path.join(tmp, 'spans');
+  fs.mkdirSync(spansDir);
+  fs.writeFileSync(path.join(spansDir, 'gw.jsonl'), asSpans(gatewayLog()));
+  const fromLog = JSON.parse((await report([path.join(dataDir(), 'gateway.log'), '--json'])).out) as Report;
+  const fromSpans = JSON.parse((await report([spansDir, '--json'])).out) as Report;
+  const both = JSON.parse((await report([spansDir, path.join(dataDir(), 'gateway.log'), '--json'])).out) as Report;
+  const ab = (rep: Report) => rep.rows.map((r) => ({ model: r.model, arms: r.arms, saved: r.savedPerTurnMs, share: r.savedShare, interval: r.savedInterval, decision: r.decision }));
+  expect(ab(fromSpans)).toEqual(ab(fromLog));
+  expect(ab(both)).toEqual(ab(fromLog));
+  expect(both.totals.turns).toBe(fromLog.totals.turns);
+});
+
 test('thresholds are flags: --min-turns 5 decides `few`; --min-saving-ms 1000 keeps the rest off', async () => {
   const few = JSON.parse((await report([dataDir(), '--json', '--min-turns', '5'])).out) as Report;
   expect(row(few, 'library', 'few').decision).toBe('enable');
