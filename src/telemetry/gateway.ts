@@ -56,6 +56,7 @@ import {
   ATTR_CONTINUES_TURN_MS,
   ATTR_ERROR_TYPE,
   ATTR_FORMAT,
+  ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
@@ -233,7 +234,7 @@ const epoch = (perfMs: number): number => performance.timeOrigin + perfMs;
 /** The SERVER span's arm, session and continuation attributes (ids and times only). */
 function continuationAttributes(info: RequestInfo): Attributes {
   const a: Attributes = { [ATTR_RELEASE_ARM]: info.arm ?? 'early' };
-  if (info.sessionId !== undefined) a[ATTR_SESSION_ID] = info.sessionId;
+  if (info.sessionId !== undefined) a[ATTR_SESSION_ID] = a[ATTR_GEN_AI_CONVERSATION_ID] = info.sessionId;
   const c = info.continues;
   if (c !== undefined) {
     a[ATTR_CONTINUES_REQUEST_ID] = c.requestId;

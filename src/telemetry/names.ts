@@ -110,6 +110,8 @@ export const ATTR_ABORT_MODE = 'sluice.abort.mode';
 
 /** General semconv (session namespace): the client's session id, when its headers name one. */
 export const ATTR_SESSION_ID = 'session.id';
+/** GenAI semconv: the conversation (session, thread) id; the gateway sets it to the same session id. */
+export const ATTR_GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id';
 /** The request's release arm: `early` or `holdout` (`--release-holdout`). */
 export const ATTR_RELEASE_ARM = 'sluice.release.arm';
 /** On a request that answers tool calls of an earlier response: that request's id, arm, times and answered calls. */

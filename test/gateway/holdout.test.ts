@@ -7,9 +7,15 @@
  * so the client comes back TOOL_MS later. The `turn` log records carry the arm and, on the
  * answering request, `continues` with the gap: the two arms' gaps differ by about TOOL_MS.
  *
+ * `sluice report` on the same log lines gives that saving and decides `enable`.
+ *
  * Wall-clock bounds are generous (±40% of TOOL_MS); this suite is in jest.config.ts's SERIAL list.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import { run as reportRun } from '../../src/cli/report';
 import { startGateway, type Gateway } from '../../src/gateway/server';
 import { Logger, type LogSink, turnLogObserver } from '../../src/gateway/log';
 import { chatChunk, type RecordedRequest, type ScriptLine, startScriptedUpstream, type ScriptedUpstream } from '../../src/gateway/scripted';
@@ -127,5 +133,26 @@ describe('gateway --release-holdout: the A/B arms and the gap to the next reques
     const saved = median(gaps.holdout!) - median(gaps.early!);
     expect(saved).toBeGreaterThan(TOOL_MS * 0.6);
     expect(saved).toBeLessThan(TOOL_MS * 1.4);
+
+    // End to end: `sluice report` on these log lines finds the same saving, and decides.
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-holdout-')), 'gateway.log');
+    fs.writeFileSync(file, logs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const out: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((t: string | Uint8Array) => {
+      out.push(String(t));
+      return true;
+    });
+    let code: number;
+    try {
+      code = await reportRun([file, '--json', '--min-turns', '3']);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(code).toBe(0);
+    const report = JSON.parse(out.join('')) as { rows: { kind: string; model: string; savedPerTurnMs?: number; decision: string }[] };
+    const row = report.rows.find((r) => r.kind === 'gateway' && r.model === 'scripted-model')!;
+    expect(row.savedPerTurnMs).toBeGreaterThan(TOOL_MS * 0.6);
+    expect(row.savedPerTurnMs).toBeLessThan(TOOL_MS * 1.4);
+    expect(row.decision).toBe('enable');
   }, 60_000);
 });

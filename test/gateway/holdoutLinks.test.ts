@@ -152,6 +152,7 @@ describe('the gateway links answers to responses (all three APIs), with spans', 
     expect(s1!.attributes['sluice.release.arm']).toBe('holdout');
     expect(s2!.attributes['sluice.release.arm']).toBe('early');
     expect(s1!.attributes['session.id']).toBe('cc-sess');
+    expect(s1!.attributes['gen_ai.conversation.id']).toBe('cc-sess');
     expect(s2!.attributes['sluice.continues.request_id']).toBe(a!.reqId);
     expect(s2!.attributes['sluice.continues.gap_ms']).toBe((b!.continues as Rec).gapMs);
     expect(s2!.links).toHaveLength(1);

@@ -83,6 +83,7 @@ describe('gateway --upstream-format dynamo: tool_call_dispatch', () => {
   test('evidence-only, #13972 shape: no release before the finish, then the whole input once', async () => {
     const r = await turn(split, 'evidence-only');
     expect(r.early).toBe(false);
+    expect(r.warnings).toEqual(['dispatch_not_evidence']);
     expect(r.blocks).toHaveLength(1);
     expect(JSON.parse(r.blocks[0]!.json)).toEqual(JSON.parse(ARGS));
   }, 30_000);
