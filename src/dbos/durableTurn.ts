@@ -31,7 +31,7 @@ import * as os from 'node:os';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { type AnyTool, createToolRegistry, type ToolRegistry } from '../execute/tools';
 import { type DurabilityHints, resumeTurn, type ResumedCall } from '../engine/resume';
-import { runTurn, type RunTurnOptions, type RunTurnResult, type StreamSource } from '../engine/runTurn';
+import { checkRunTurnOptions, runTurn, type RunTurnOptions, type RunTurnResult, type StreamSource } from '../engine/runTurn';
 import { createTurnJournal } from '../journal/journal';
 import { leaseTtlMs } from '../journal/lease';
 import { openStore } from '../journal/open';
@@ -227,6 +227,8 @@ export async function durableTurn(opts: DurableTurnOptions): Promise<DurableTurn
     throw new DurableTurnError(`sluice/dbos: turnKey must be 1–40 letters, digits, _ or - (got ${JSON.stringify(opts.turnKey).slice(0, 60)})`, 'config');
   const { turnKey, store: storeOpt, hints, leaseMs, leaseWaitMs, journalKey, ...runOpts } = opts;
   const ttl = leaseTtlMs(leaseMs);
+  // Misuse fails here, before DBOS records anything (inside the step it would be the step's recorded error).
+  checkRunTurnOptions(runOpts);
   const registry: ToolRegistry = Array.isArray(runOpts.tools) ? createToolRegistry(runOpts.tools as AnyTool[]) : (runOpts.tools as ToolRegistry);
   const streamOpt = runOpts.stream;
   let modelRequests = 0;

@@ -78,6 +78,8 @@ d('inside DBOS', () => {
     { name: 'oneTurn' },
   );
 
+  const misuse = DBOS.registerWorkflow(async () => durableTurn({ format: 'nope' as never, stream: noStream, tools: [counted], store: 'memory' }), { name: 'misuse' });
+
   test('inside a step: DurableTurnError("context") names the step, and nothing runs', async () => {
     DBOS.setConfig({ name: 'sluice-dbos-unit', systemDatabaseUrl: db, logger: { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined } });
     await DBOS.launch();
@@ -85,6 +87,13 @@ d('inside DBOS', () => {
     const err = await h.getResult().catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/^sluice\/dbos: durableTurn\(\) was called inside a DBOS step or transaction/);
     expect(ran).toBe(0);
+  }, 60_000);
+
+  test('misuse fails before the turn\'s step: runTurn\'s one-line error, no step recorded', async () => {
+    const h = await DBOS.startWorkflow(misuse, { workflowID: 'misuse-1' })();
+    const err = await h.getResult().catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/^sluice: unknown format "nope"/);
+    expect(await DBOS.listWorkflowSteps('misuse-1')).toEqual([]);
   }, 60_000);
 
   test('a recorded turn is replayed by DBOS: no model request, no tool run, the same messages', async () => {
