@@ -65,6 +65,16 @@ export class Walker {
     return this.files.length - before;
   }
 
+  /** `p` is a directory this walk has entered already (named twice, or reached through a link). */
+  walked(p: string): boolean {
+    try {
+      const st = fs.statSync(p);
+      return st.isDirectory() && this.dirs.has(idOf(st));
+    } catch {
+      return false;
+    }
+  }
+
   /** The one warning of this walk, when directory links were skipped. */
   warning(): string | undefined {
     if (this.skippedLinks === 0) return undefined;

@@ -92,6 +92,7 @@ export function collectInputs(args: string[], warn: (line: string) => void = (l)
   for (const a of args) {
     if (!fs.existsSync(a)) throw new UsageError(`no such file or directory: ${a}`);
     if (statInput(a).isDirectory()) {
+      if (walker.walked(a)) continue; // named twice, or inside a directory named before: its files are in
       let added: number;
       try {
         added = walker.add(a);

@@ -51,7 +51,8 @@ test('sluice analyze on a directory with two `.` loops and a second link: each t
     ['a.trace.jsonl', fs.readFileSync(path.join(EXAMPLES, 'early-call.anthropic.trace.jsonl'), 'utf8')],
     ['b.trace.jsonl', fs.readFileSync(path.join(EXAMPLES, 'early-call.openai-chat.trace.jsonl'), 'utf8')],
   ]);
-  const r = await run(['analyze', dir, '--json']);
+  // The directory named twice, and its subdirectory named too: still each trace once.
+  const r = await run(['analyze', dir, dir, path.join(dir, 'sub'), '--json']);
   expect(r.code).toBe(0);
   const rows = r.out.trim().split('\n').map((l) => JSON.parse(l) as { file: string; format: string });
   expect(rows.map((x) => x.format).sort()).toEqual(['anthropic', 'openai-chat']);
