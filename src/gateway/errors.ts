@@ -91,6 +91,8 @@ export function errorTypeToStatus(type: string): number {
   switch (type) {
     case 'api_error':
     case 'server_error':
+    case 'stream_truncated': // the backend stream ended without its finish (SPEC §12)
+    case 'bad_stream': // the backend's body was not an event stream of its format
       return 502;
     case 'invalid_request_error':
       return 400;

@@ -252,7 +252,9 @@ export class StreamFence {
         this.finished = true;
         return true;
       case 'stream.error':
-        if (this.finished) return false;
+        // A stream that gave its finish may still be cut before its terminal signal (Anthropic's
+        // message_stop comes after message_delta's stop_reason): that error passes (SPEC §12).
+        if (this.finished && e.error.type !== 'stream_truncated') return false;
         this.errored = true;
         return true;
       case 'call.complete':

@@ -120,6 +120,8 @@ export function turnLogObserver(logger: Logger): ExchangeObserver {
           if (f.streamEndMs !== undefined) rec.streamEndMs = f.streamEndMs;
           if (firstByte !== undefined) rec.firstByteMs = Math.round((firstByte - info.arrivedAt) * 100) / 100;
           if (r.errorType !== undefined) rec.errorType = r.errorType;
+          // How the backend's stream ended (SPEC §12; `sluice report` counts truncated ones per provider).
+          rec.backendEnd = r.backendEnd ?? 'error';
           if (r.inputTokens !== undefined) rec.inputTokens = r.inputTokens;
           if (r.outputTokens !== undefined) rec.outputTokens = r.outputTokens;
           logger.log(rec);

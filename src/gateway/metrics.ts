@@ -35,6 +35,7 @@ export class GatewayMetrics {
   readonly requests: Counter<'route' | 'status'>;
   readonly clientErrors: Counter<'type'>;
   readonly upstreamErrors: Counter<'type'>;
+  readonly backendEnds: Counter<'end'>;
   readonly internalErrors: Counter<'stage'>;
   readonly activeStreams: Gauge;
   readonly connections: Gauge;
@@ -63,6 +64,12 @@ export class GatewayMetrics {
       name: `${p}upstream_errors_total`,
       help: 'Backend failures (refused, timeout, HTTP error, error chunk, reset, not SSE), by error type.',
       labelNames: ['type'],
+      registers,
+    });
+    this.backendEnds = new Counter({
+      name: `${p}backend_stream_ends_total`,
+      help: 'Backend streams by how they ended (SPEC §12): finished (terminal signal), truncated (ended without it), bad_stream (not an event stream of its format), error.',
+      labelNames: ['end'],
       registers,
     });
     this.internalErrors = new Counter({
@@ -107,6 +114,11 @@ export class GatewayMetrics {
 
   upstreamError(type: string): void {
     this.upstreamErrors.inc({ type });
+  }
+
+  /** One backend stream's end, by how it ended (`finished`, `truncated`, `bad_stream`, `error`). */
+  backendEnd(end: string): void {
+    this.backendEnds.inc({ end });
   }
 
   /**

@@ -47,6 +47,8 @@ export interface RequestEnd {
   /** `ok`, `stream_error`, `client_disconnect`, `shutdown`, `upstream_error`, … */
   outcome: string;
   errorType?: string;
+  /** How the backend's stream ended (`finished`, `truncated`, `bad_stream`, `error`; SPEC §12). */
+  backendEnd?: 'finished' | 'truncated' | 'bad_stream' | 'error';
   stopReason?: string;
   inputTokens?: number;
   outputTokens?: number;

@@ -76,7 +76,21 @@ export interface ExchangeStats {
   promptTokens?: number;
   firstByteMs?: number;
   errorType?: string;
+  /** How the backend's stream ended (SPEC §12), set when the turn's terminal output goes out. */
+  backendEnd?: BackendEnd;
   warnings: number;
+}
+
+/**
+ * How a backend stream ended, as the `turn` log record's `backendEnd` says it: `finished` (its
+ * terminal signal arrived), `truncated` (it ended without one: `stream_truncated`), `bad_stream`
+ * (no event stream of its format at all), `error` (an error event, a reset, a timeout, …).
+ */
+export type BackendEnd = 'finished' | 'truncated' | 'bad_stream' | 'error';
+
+/** The `backendEnd` of a turn that ended with an error event of this (engine) type. */
+export function backendEndOf(errorType: string): BackendEnd {
+  return errorType === 'stream_truncated' ? 'truncated' : errorType === 'bad_stream' ? 'bad_stream' : 'error';
 }
 
 /** One request in flight: the parse stage builds it, every later stage reads and updates it. */
@@ -139,6 +153,7 @@ export function ms(x: number): number {
 export function endOf(status: number, outcome: string, s: ExchangeStats): RequestEnd {
   const e: RequestEnd = { status, outcome, toolUses: s.toolUses, malformedCalls: s.malformed };
   if (s.errorType !== undefined) e.errorType = s.errorType;
+  if (s.backendEnd !== undefined) e.backendEnd = s.backendEnd;
   if (s.stopReason !== undefined) e.stopReason = s.stopReason;
   if (s.promptTokens !== undefined) e.inputTokens = s.promptTokens;
   if (s.outputTokens !== undefined) e.outputTokens = s.outputTokens;

@@ -15,7 +15,7 @@ import type { OutputEvent } from '../../release/output';
 import type { StreamEvent } from '../../wire/events';
 import { singleToolRequested } from '../canonical';
 import { toAnthropicErrorType } from '../errors';
-import type { Exchange, MalformedCallMode } from './context';
+import { backendEndOf, type Exchange, type MalformedCallMode } from './context';
 import { INTERNAL_ERROR_EVENT, type PipelineStage, reportFault } from './fault';
 import type { ClientSink } from './sink';
 
@@ -120,7 +120,18 @@ export class Turn {
     if (e.type === 'text') return this.sink.push(e);
     // Passed-through malformed calls count as released calls for the stop reason.
     if (e.type === 'end' && this.x.stats.malformed > 0) e = { ...e, released: e.released + this.x.stats.malformed };
-    else if (e.type === 'error' && this.anthropicErrors) e = { ...e, error: { ...e.error, type: toAnthropicErrorType(e.error.type) } };
+    if (e.type === 'end') {
+      this.x.stats.backendEnd = 'finished';
+      this.x.ctx.metrics?.backendEnd('finished');
+    } else if (e.type === 'error') {
+      // SPEC §12: a backend stream that ended without its terminal signal is an error to the
+      // client (never a successful end), and says so; counted by how the backend ended.
+      const end = backendEndOf(e.error.type);
+      this.x.stats.backendEnd = end;
+      if (!this.x.shutdownEnded) this.x.ctx.metrics?.backendEnd(end);
+      if (end === 'truncated') e = { ...e, error: { ...e.error, message: `the backend stream ended early: ${e.error.message}` } };
+      if (this.anthropicErrors) e = { ...e, error: { ...e.error, type: toAnthropicErrorType(e.error.type) } };
+    }
     this.count(e);
     this.sink.push(e);
   }
