@@ -25,11 +25,11 @@ const SERIAL = [
   'test/cli/demo.test.ts', // `sluice demo` on the real clock: streaming dispatch saves time
   'test/bench/headline.test.ts', // paced streams on the real clock: reads start before the stream ends
   'test/docs/numbers.test.ts', // bundles, and the load time of fresh node processes
-  'test/engine/retryHttp.test.ts', // a 429 with retry-after: 2 is retried no sooner than 2 s (lower bounds)
   'test/dbos/crash.test.ts', // real processes SIGKILLed at random times; a safe read starts before the model stream ends
   'test/engine/retryHttp.test.ts', // a 429 with retry-after: 2 is retried no sooner than 2 s (lower bounds)
   'test/report/gatewayAb.test.ts', // --release-holdout through sluice report: the saving is the tool time (±40%)
   'test/gateway/holdout.test.ts', // --release-holdout: the arms' gaps differ by the tool time (±40%)
+  'test/gateway/earlyAnswerLoad.test.ts', // sixteen concurrent 31 MiB uploads answered early: every client reads its status
 ];
 const serialPattern = SERIAL.map((f) => `<rootDir>/${f.replace(/\./g, '\\.')}$`);
 

@@ -140,10 +140,10 @@ export class MemoryBudget {
   }
 
   /**
-   * The 503 for a body that does not fit now. The connection stays open: a declared body (within
-   * --max-body) is read and discarded, so a client still uploading gets this answer — closing while
-   * it uploads makes the kernel reset the connection, which can destroy the 503 before the client
-   * reads it. A chunked body refused part way is closed (`withClose`: its length is unknown).
+   * The 503 for a body that does not fit now. The rest of the upload is read and discarded
+   * (`drainRefused`, bounded), so a client still uploading gets this answer — closing while it
+   * uploads makes the kernel reset the connection, which can destroy the 503 before the client
+   * reads it.
    */
   overBudget(): GatewayError {
     return new GatewayError(
@@ -272,9 +272,8 @@ export function readBodyBytes(req: http.IncomingMessage, limits: BodyLimits, bud
       budget.give(charged);
       charged = 0;
       cleanup();
-      // The rest of the body is not read: the answer closes the connection.
-      req.on('data', () => undefined);
-      reject(req.complete ? err : withClose(err));
+      // The rest of the body is not kept: the server reads and discards it (`drainRefused`, bounded).
+      reject(err);
     };
     const scan = (text: string): boolean => {
       if (text.length === 0) return true;
@@ -332,10 +331,68 @@ export function readBodyBytes(req: http.IncomingMessage, limits: BodyLimits, bud
 }
 
 function tooLarge(limit: number): GatewayError {
-  return new GatewayError(413, `request body is larger than the gateway limit of ${limit} bytes`, 'request_too_large', { connection: 'close' });
+  return new GatewayError(413, `request body is larger than the gateway limit of ${limit} bytes`, 'request_too_large');
 }
 
-function withClose(err: GatewayError): GatewayError {
-  if (err.headers?.connection === 'close') return err;
-  return new GatewayError(err.status, err.message, err.type, { ...err.headers, connection: 'close' });
+/**
+ * How much of an upload answered early (before its body was read: 503 memory budget, 529 full,
+ * 413 too large, 400 at the first bad byte, 401, …) the gateway reads and discards, and for how
+ * long, before it stops reading (docs/limits.md "Early answers").
+ */
+export interface DrainLimits {
+  /** Bytes of the rest of the body read and discarded (never kept). */
+  bytes: number;
+  /** Time from the answer until the connection is closed if the upload has not ended. */
+  ms: number;
+}
+
+export const DEFAULT_DRAIN_LIMITS: DrainLimits = { bytes: 64 * 1024 * 1024, ms: 10_000 };
+
+/**
+ * An answer sent before the request body was read must reach a client that is still uploading.
+ * Closing the connection then makes the kernel answer the rest of the upload with a reset, and a
+ * client whose write fails (EPIPE, ECONNRESET) before it read the answer — most clients send the
+ * whole body before they read — never sees it. So the rest of the body is read and discarded
+ * (memory: none kept; each chunk is dropped as it arrives) and the connection is kept:
+ * - the upload ends within `limits.bytes` and `limits.ms`: the connection stays usable;
+ * - past `limits.bytes`: the gateway half-closes (FIN after the answer), stops reading, and closes
+ *   at `limits.ms` (a client reading concurrently has its answer; one that only reads after its
+ *   upload is stopped by TCP flow control, not by a reset, until then);
+ * - past `limits.ms`: closed.
+ * Returns the answer to send: without `connection: close` (the connection is closed by the rules
+ * above, not announced). A request already complete is left as it is.
+ */
+export function drainRefused(req: http.IncomingMessage, err: GatewayError, limits: DrainLimits = DEFAULT_DRAIN_LIMITS): GatewayError {
+  if (req.complete || req.destroyed) return err;
+  const socket = req.socket;
+  let discarded = 0;
+  let halfClosed = false;
+  const close = (): void => {
+    cleanup();
+    socket.destroy();
+  };
+  const timer = setTimeout(close, limits.ms);
+  timer.unref();
+  const onData = (c: Buffer): void => {
+    discarded += c.length;
+    if (discarded <= limits.bytes || halfClosed) return;
+    halfClosed = true;
+    req.pause();
+    socket.pause();
+    socket.end();
+  };
+  const cleanup = (): void => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.off('end', cleanup);
+    socket.off('close', cleanup);
+  };
+  req.on('data', onData);
+  req.once('end', cleanup);
+  socket.once('close', cleanup);
+  req.on('error', () => undefined);
+  req.resume();
+  if (err.headers?.connection !== 'close') return err;
+  const { connection: _close, ...headers } = err.headers;
+  return new GatewayError(err.status, err.message, err.type, headers);
 }

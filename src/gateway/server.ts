@@ -25,7 +25,7 @@ import { createTextAdapter } from '../parsers/adapter';
 import { createStreamReader, type StreamReader } from '../wire/index';
 import { type ModelMapping, type ToolParam } from './canonical';
 import { GatewayError } from './errors';
-import { DEFAULT_BODY_BUDGET_BYTES, MemoryBudget, readBodyBytes } from './body';
+import { DEFAULT_BODY_BUDGET_BYTES, DEFAULT_DRAIN_LIMITS, type DrainLimits, drainRefused, MemoryBudget, readBodyBytes } from './body';
 import { BodyWorkerPool, type BodyWorkerOptions } from './worker/pool';
 import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
 import { countTokens } from './exchange/parse';
@@ -92,6 +92,12 @@ export interface GatewayOptions {
    * gets 503 overloaded_error with retry-after. Default 768 MiB (a 2 GB container).
    */
   bodyBudgetBytes?: number;
+  /**
+   * An upload answered before its body was read (503, 529, 413, 400, …): the rest is read and
+   * discarded up to `bytes`, then the connection is half-closed, and closed after `ms` (body.ts
+   * `drainRefused`, docs/limits.md). Default 64 MiB and 10 s.
+   */
+  earlyAnswerDrain?: Partial<DrainLimits>;
   /**
    * After a burst of large bodies (256 MiB charged), once no body is in flight for 1 s, run one
    * full garbage collection so the memory goes back to the system (body.ts). Default false for
@@ -274,6 +280,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const auth = resolveAuth({ host: opts.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}) });
   /** Set once the operations thread listens; declared here, before any request can end. */
   let opsListener: OpsListener | undefined;
+  const drainLimits: DrainLimits = { ...DEFAULT_DRAIN_LIMITS, ...options.earlyAnswerDrain };
   const budget = new MemoryBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES, undefined, options.collectAfterBurst === true);
   if (budget.largestBody < opts.maxBodyBytes)
     throw new Error(
@@ -463,7 +470,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       errorType = ge.type;
       if (ge.status === 401) req.resume();
       if (!(err instanceof GatewayError)) logger.error('internal_error', { reqId, path, error: err instanceof Error ? err.name : 'unknown' });
-      sendJson(res, ge.status, (api ?? errorApi ?? messagesApi).errorBody(ge.type, ge.message), ge.headers);
+      // Answered before the body was read: the rest of the upload is drained (bounded), not reset.
+      const answer = drainRefused(req, ge, drainLimits);
+      sendJson(res, answer.status, (api ?? errorApi ?? messagesApi).errorBody(answer.type, answer.message), answer.headers);
       logger.info('request', { reqId, path, status: ge.status, errorType: ge.type, durationMs: ms(performance.now() - t0) });
     }
   }
