@@ -11,7 +11,6 @@
  * Fields a given upstream cannot express make that upstream module answer 400 (never a silent drop).
  */
 
-import type { ClientToolTable } from './inbound/responsesTools';
 import { globMatches } from './modelMatch';
 
 export type Obj = Record<string, unknown>;
@@ -67,6 +66,18 @@ export type ToolChoice =
  * `text.format`, Messages `output_config.format`), or any JSON object (`json_object`).
  */
 export type ResponseFormat = { type: 'json_schema'; name: string; schema: Obj; strict?: boolean } | { type: 'json_object' };
+
+/** How the client knows a tool the backend sees under a flat name (inbound/responsesTools.ts). */
+export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string; namespace?: string };
+
+/**
+ * The client-tool table as plain data: what the canonical request carries (it crosses the body
+ * worker's thread boundary as a structured-clone copy, so it has no methods). A list, not an
+ * object keyed by name: a tool named `constructor` or `__proto__` must not meet Object.prototype.
+ * Built and read by inbound/responsesTools.ts; defined here, with the request, so the canonical
+ * request imports nothing from the inbound APIs.
+ */
+export type ClientToolTable = readonly { readonly flat: string; readonly ref: ClientToolRef }[];
 
 /** Reasoning / thinking setting: an effort level (OpenAI) and/or a token budget (Anthropic, Gemini). */
 export interface ReasoningSetting {

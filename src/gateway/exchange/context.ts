@@ -12,7 +12,6 @@ import type { CanonicalRequest, ModelMapping, ToolParam } from '../canonical';
 import type { BodyWorkerPool } from '../worker/pool';
 import type { RequestHead } from '../worker/translate';
 import type { InboundApi } from '../inbound/types';
-import type { PipelineStage } from './fault';
 import type { ClientToolLookup } from '../inbound/responsesTools';
 import type { Logger } from '../log';
 import type { GatewayMetrics } from '../metrics';
@@ -21,6 +20,9 @@ import type { SessionLinks } from '../sessionLink';
 import type { Drain } from '../shutdown';
 import type { UpstreamClient } from '../upstream';
 import type { UpstreamBodyOptions, UpstreamFormat } from '../upstream/types';
+
+/** The exchange pipeline's stages (exchange.ts), as the log and the metric name them. */
+export type PipelineStage = 'parse' | 'open' | 'decode' | 'control' | 'encode' | 'finish';
 
 /** What a malformed call becomes: passed to the client with a marker input, or dropped with a text marker. */
 export type MalformedCallMode = 'pass' | 'drop';

@@ -10,10 +10,10 @@
  */
 import { GatewayError } from '../errors';
 import type { OutputEvent } from '../../release/output';
-import type { Exchange, ExchangeContext } from './context';
+import type { Exchange, ExchangeContext, PipelineStage } from './context';
 
-/** The exchange pipeline's stages (exchange.ts), as the log and the metric name them. */
-export type PipelineStage = 'parse' | 'open' | 'decode' | 'control' | 'encode' | 'finish';
+/** The exchange pipeline's stages, declared with the exchange's context (context.ts). */
+export type { PipelineStage } from './context';
 
 /** What the client is told (no detail of the bug: the log has it, under the same request id). */
 export const INTERNAL_MESSAGE = 'internal gateway error';

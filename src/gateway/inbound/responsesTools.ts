@@ -30,23 +30,17 @@
  * `custom_tool_call` / `custom_tool_call_output` history items map to that call and its result.
  */
 import { createHash } from 'node:crypto';
-import { isObj, type ToolChoice, type ToolParam } from '../canonical';
+import { type ClientToolRef, type ClientToolTable, isObj, type ToolChoice, type ToolParam } from '../canonical';
 import { invalidRequest } from '../errors';
 import { allowedTools, parseFunctionTools, parseOpenAIToolChoice } from './chat';
+import type { ClientToolLookup } from './types';
 import { Counter, nonEmptyStr } from './validate';
 
-/** How the client knows a tool the backend sees under a flat name. */
-export type ClientToolRef = { kind: 'namespace'; namespace: string; name: string } | { kind: 'tool_search' } | { kind: 'custom'; name: string; namespace?: string };
+/** The client-tool table (plain data) and its entries are defined with the canonical request. */
+export type { ClientToolRef, ClientToolTable } from '../canonical';
 
-/**
- * The client-tool table as plain data: what the canonical request carries (it crosses the body
- * worker's thread boundary as a structured-clone copy, so it has no methods). A list, not an
- * object keyed by name: a tool named `constructor` or `__proto__` must not meet Object.prototype.
- */
-export type ClientToolTable = readonly { readonly flat: string; readonly ref: ClientToolRef }[];
-
-/** Backend flat name → the client's name for it (undefined: a plain function). */
-export type ClientToolLookup = (flat: string) => ClientToolRef | undefined;
+/** The reader of that table (types.ts, beside the encode options that carry it). */
+export type { ClientToolLookup } from './types';
 
 /**
  * The one way the main thread reads a request's client-tool table, whichever path translated the

@@ -5,8 +5,10 @@
  */
 import type { IdGenerator } from '../../encode/anthropicSse';
 import type { OutputEvent } from '../../release/output';
-import type { CanonicalRequest } from '../canonical';
-import type { ClientToolLookup } from './responsesTools';
+import type { CanonicalRequest, ClientToolRef } from '../canonical';
+
+/** Backend flat name → the client's name for it (undefined: a plain function); responsesTools.ts `clientToolLookup` makes it. */
+export type ClientToolLookup = (flat: string) => ClientToolRef | undefined;
 
 export interface InboundEncodeOptions {
   /** The model name the client asked for (echoed back; the backend's name is never exposed). */
