@@ -9,7 +9,8 @@
  * starved machine; bench/soak.ts). Here the listener runs in a worker thread whose only work is
  * these probes, so it answers at once, and what it answers is the main loop's own liveness: the
  * main thread writes a heartbeat (time, streams in flight, body memory, readiness) into shared
- * memory every `HEARTBEAT_MS`; `/health` is 200 while the last heartbeat is younger than
+ * memory every `HEARTBEAT_MS`, and at once when a request ends or readiness changes (`beat()`, from
+ * startGateway), so what `/health` reports agrees with the main port's; `/health` is 200 while the last heartbeat is younger than
  * `stallMs` (default 10 s) and 503 `stalled` after, with the heartbeat's age either way
  * (`loopAgeMs`). `/metrics` is relayed to the main thread (the registry lives there) and answered
  * when its loop gets to it; the client key is checked there too.
@@ -51,7 +52,7 @@ export interface OpsListenerOptions {
 
 export interface OpsListener {
   port: number;
-  /** Write the heartbeat now (it is also written every HEARTBEAT_MS), e.g. when readiness changes. */
+  /** Write the heartbeat now (it is also written every HEARTBEAT_MS): when a request ends, when readiness changes. */
   beat(): void;
   close(): Promise<void>;
 }
