@@ -73,6 +73,8 @@ export const DEFAULT_LINK_TTL_MS = 30 * 60_000;
 /** Call ids the gateway sent → the response they came in (insertion order = stream-end order). */
 export class SessionLinks {
   private readonly byId = new Map<string, AnsweredResponse>();
+  /** Each remembered response's ids (to forget them when it is continued, without a scan). */
+  private readonly idsOf = new WeakMap<AnsweredResponse, readonly string[]>();
   readonly maxEntries: number;
   readonly ttlMs: number;
   private readonly now: () => number;
@@ -91,6 +93,7 @@ export class SessionLinks {
   /** The response `r` sent these call ids to its client. */
   remember(ids: readonly string[], r: AnsweredResponse): void {
     this.expire();
+    this.idsOf.set(r, ids.slice());
     for (const id of ids) {
       if (id.length === 0) continue;
       this.byId.delete(id); // re-inserted at the end (newest)
@@ -120,7 +123,7 @@ export class SessionLinks {
       }
     }
     if (best === undefined) return undefined;
-    for (const [id, r] of this.byId) if (r === best) this.byId.delete(id);
+    for (const id of this.idsOf.get(best) ?? []) if (this.byId.get(id) === best) this.byId.delete(id);
     const c: Continuation = {
       requestId: best.requestId,
       arm: best.arm,
