@@ -4,8 +4,11 @@
  * so a name is spelled once. Plain strings: this file imports nothing (not even
  * `@opentelemetry/api`), so anything may import it.
  *
- * `gen_ai.*` names follow the OpenTelemetry GenAI semantic conventions (semconv 1.3x,
- * experimental); `sluice.*` names are this project's own.
+ * `gen_ai.*` names follow the OpenTelemetry GenAI semantic conventions as released with schema
+ * `https://opentelemetry.io/schemas/gen-ai/1.42.0` (status Development; now in the
+ * open-telemetry/semantic-conventions-genai repository); renames still unreleased on its main
+ * branch are listed in docs/observability.md, "Conventions followed". `sluice.*` names are this
+ * project's own.
  */
 
 /** Tracer and meter name (instrumentation scope). */
