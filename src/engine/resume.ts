@@ -303,7 +303,13 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string, key: Buffer 
     for (const e of replayEvents(records, A)) controller.feed(e);
     if (att?.discarded) controller.feed({ type: 'stream.error', error: { type: 'resumed_discarded', message: 'the interrupted attempt had been discarded' }, retryable: false });
     else if (att?.aborted) controller.abort('commit');
-    else controller.feed({ type: 'stream.end' });
+    else {
+      // The replayed stream ends here: the recorded one finished (`end`), or policy 'end' ends the
+      // turn with what was released. Either way it is a finished stream for the rebuilt controller,
+      // which would otherwise take a stream.end without a finish for a cut one (SPEC §12).
+      controller.feed({ type: 'finish', reason: att && att.calls.size > 0 ? 'tool_calls' : 'stop' });
+      controller.feed({ type: 'stream.end' });
+    }
     const summary = await controller.done;
     await journal.flush();
     // Calls settled without a run (denied, invalid) keep their recorded result too.
