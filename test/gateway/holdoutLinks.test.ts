@@ -16,7 +16,7 @@ import { chatChunk, type RecordedRequest, type ScriptLine, startScriptedUpstream
 import { answeredCallIds, SessionLinks, sessionIdOf, type AnsweredResponse } from '../../src/gateway/sessionLink';
 import { createGatewayObserver } from '../../src/telemetry/gateway';
 import { childCli, childEnv } from '../journal/childBuild';
-import { openaiClient, READ_FILE_CHAT_TOOL, READ_FILE_RESPONSES_TOOL, READ_FILE_TOOL } from './helpers';
+import { openaiClient, READ_FILE_CHAT_TOOL, READ_FILE_RESPONSES_TOOL, READ_FILE_TOOL, spawnServe } from './helpers';
 
 type Rec = Record<string, unknown>;
 
@@ -216,6 +216,30 @@ describe('sluice serve --release-holdout', () => {
         resolve({ code, err });
       });
     });
+
+  test('--release-holdout 1: every request is in the holdout arm, on its turn record', async () => {
+    const up = await startScriptedUpstream({ script: backendScript });
+    const serve = await spawnServe(['--upstream', up.url, '--port', '0', '--release-holdout', '1']);
+    try {
+      expect(serve.url).toBeDefined();
+      const client = new Anthropic({ baseURL: serve.url!, apiKey: 'k', maxRetries: 0 });
+      const r = await client.messages.create({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'read' }], tools: [READ_FILE_TOOL] });
+      expect(r.content.some((b) => b.type === 'tool_use')).toBe(true);
+      const turnLine = async (): Promise<Rec | undefined> => {
+        for (let i = 0; i < 100; i++) {
+          const line = serve.lines.map((l) => l.text).find((t) => t.includes('"msg":"turn"'));
+          if (line) return JSON.parse(line) as Rec;
+          await new Promise((res) => setTimeout(res, 50));
+        }
+        return undefined;
+      };
+      expect((await turnLine())?.arm).toBe('holdout');
+    } finally {
+      serve.child.kill('SIGTERM');
+      await new Promise((res) => serve.child.once('close', res));
+      await up.close();
+    }
+  }, 60_000);
 
   test('a value outside 0-1 fails before listening, in one line naming the flag', async () => {
     for (const [args, env] of [[['--release-holdout', '1.5'], {}], [[], { SLUICE_RELEASE_HOLDOUT: 'half' }]] as const) {
