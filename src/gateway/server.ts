@@ -14,7 +14,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { InspectionEvent } from 'xstate';
 import type { AnthropicEncodeOptions } from '../encode/anthropicSse';
@@ -34,11 +33,12 @@ import { chatApi } from './inbound/chat';
 import { messagesApi } from './inbound/messages';
 import { responsesApi } from './inbound/responses';
 import type { InboundApi } from './inbound/types';
-import { authenticate, keyMatches, presentedKey, resolveAuth } from './auth';
+import { authenticate, presentedKey, resolveAuth } from './auth';
 import { clientErrorResponse, guardConnections, HYGIENE_DEFAULTS, type HygieneLimits, httpServerOptions, Slots } from './hygiene';
 import { Logger } from './log';
 import { GatewayMetrics } from './metrics';
-import { DEFAULT_STALL_MS, type OpsListener, startOpsListener } from './ops';
+import type { OpsListener } from './ops';
+import { listenMain, startOps } from './start/listeners';
 import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
 import { REQUEST_LIMIT_DEFAULTS, validateCanonical } from './validate';
 import { UpstreamClient } from './upstream';
@@ -522,29 +522,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ? resolveAuth({ host: options.ops.host ?? DEFAULTS.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}), flag: '--ops-host', what: 'the operations listener (/health, /readyz, /metrics)' })
     : undefined;
 
-  const urlOf = (host: string, port: number): string => {
-    const h = host.includes(':') ? `[${host}]` : host;
-    return `http://${h === '0.0.0.0' || h === '[::]' ? '127.0.0.1' : h}:${port}`;
-  };
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: opts.port ?? 0, host: opts.host, backlog: options.backlog ?? DEFAULT_BACKLOG }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const url = urlOf(opts.host, port);
-
-  /** /metrics for the operations thread: the same key rule, the same registry. */
-  const opsMetrics = async (key: string | undefined, head: boolean): Promise<{ status: number; headers: Record<string, string>; body: string }> => {
-    if (opsAuth && !keyMatches(opsAuth, key)) {
-      const body = JSON.stringify(messagesApi.errorBody('authentication_error', key === undefined ? 'missing API key: send x-api-key or Authorization: Bearer' : 'invalid API key'));
-      return { status: 401, headers: { 'content-type': 'application/json' }, body };
-    }
-    const text = await metrics.registry.metrics();
-    return { status: 200, headers: { 'content-type': metrics.registry.contentType, 'content-length': String(Buffer.byteLength(text)) }, body: head ? '' : text };
-  };
+  // Listeners (start/listeners.ts): the main port here, the operations listener once close() exists.
+  const { port, url } = await listenMain(server, { port: opts.port ?? 0, host: opts.host, backlog: options.backlog ?? DEFAULT_BACKLOG });
   let closed: Promise<void> | undefined;
   let drained: Promise<number> | undefined;
   const close = (): Promise<void> => {
@@ -575,25 +554,24 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   let ops: Gateway['ops'];
   if (options.ops) {
-    const opsHost = options.ops.host ?? DEFAULTS.host;
     try {
-      opsListener = await startOpsListener({
-        host: opsHost,
+      const started = await startOps({
+        host: options.ops.host ?? DEFAULTS.host,
         port: options.ops.port,
-        headersTimeoutMs: limits.headersTimeoutMs,
-        requestTimeoutMs: limits.bodyTimeoutMs,
-        keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
-        stallMs: options.ops.stallMs ?? DEFAULT_STALL_MS,
+        ...(options.ops.stallMs !== undefined ? { stallMs: options.ops.stallMs } : {}),
+        auth: opsAuth,
+        limits,
         maxConcurrent: opts.maxConcurrent,
         state: () => ({ active: slots.active, bodyBudgetInUse: budget.inUse, ready: !drain.draining && !closing }),
-        ...(options.metrics !== false ? { metrics: (key: string | undefined, head: boolean) => opsMetrics(key, head) } : {}),
-        onFailure: (message) => logger.error('ops_listener_failed', { message }),
+        metrics: options.metrics !== false ? metrics : undefined,
+        logger,
       });
+      opsListener = started.listener;
+      ops = { url: started.url, port: started.port };
     } catch (err) {
       await close();
       throw new Error(`operations listener: ${(err as Error | undefined)?.message ?? String(err)}`);
     }
-    ops = { url: urlOf(opsHost, opsListener.port), port: opsListener.port };
   }
   return {
     url,
