@@ -245,6 +245,16 @@ function checkFunction(what: string, v: unknown, shape: string): void {
 }
 
 /**
+ * The options `resumeTurn` shares with `runTurn` (`policy`, `on`, `approve`), checked the same way
+ * before the journal is touched.
+ */
+export function checkSharedTurnOptions(opts: { policy?: unknown; on?: unknown; approve?: unknown }): void {
+  checkPolicy(opts.policy);
+  checkOn(opts.on);
+  checkFunction('approve', opts.approve, '(call) => boolean | Promise<boolean>');
+}
+
+/**
  * Every `runTurn` option, before anything runs: unknown names (top level, `policy`, `on`,
  * `telemetry`) with the nearest known one, wrong types named as types, tools without `run`,
  * history that is not the neutral shape (the message, the field and the converter to use).

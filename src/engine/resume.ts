@@ -42,6 +42,7 @@ import type { JournalLease, JournalStore } from '../journal/store';
 import type { StreamEvent } from '../wire/events';
 import { type Clock, realClock } from './clock';
 import { type ControllerEvents, TurnController } from './controller';
+import { checkSharedTurnOptions } from './options';
 import { type ApprovalRequest, classifierFor, runTurn, type RunTurnResult, type StreamSource, type TurnPolicy } from './runTurn';
 
 /** What a tool may say about itself for resumes. */
@@ -155,6 +156,7 @@ export class ResumeError extends Error {
 }
 
 export async function resumeTurn(opts: ResumeTurnOptions): Promise<ResumeTurnResult> {
+  checkSharedTurnOptions(opts); // misuse fails before the journal is touched, as in runTurn
   const { store, turn } = opts;
   const ttl = leaseTtlMs(opts.leaseMs);
   const key = journalKey(opts.journalKey);

@@ -7,6 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runTurn, type RunTurnOptions } from '../../src/engine/runTurn';
 import { defineTool } from '../../src/execute/tools';
+import { resumeTurn } from '../../src/engine/resume';
+import { MemoryJournalStore } from '../../src/journal/memoryStore';
 import { registerTextParsers } from '../../src/parsers';
 import { parseTrace } from '../../src/trace/trace';
 import { formatsCompatible } from '../../src/wire/detect';
@@ -86,6 +88,23 @@ describe('misuse rejects before the stream is opened', () => {
     } as RunTurnOptions;
     await expect(runTurn(opts)).rejects.toThrow(message);
     expect(opened).toBe(0);
+  });
+
+  test('resumeTurn checks the options it shares with runTurn before the journal is touched', async () => {
+    const store = new MemoryJournalStore();
+    let leased = 0;
+    const lease = store.lease.bind(store);
+    store.lease = (...args: Parameters<MemoryJournalStore['lease']>) => {
+      leased++;
+      return lease(...args);
+    };
+    await expect(resumeTurn({ store, turn: 't1', tools: [], on: { 'tool.started': () => undefined } as never })).rejects.toThrow(
+      /^sluice: unknown event name in on "tool.started" \(did you mean tool.start\?\)/,
+    );
+    await expect(resumeTurn({ store, turn: 't1', tools: [], policy: { maxConcurrent: '4' as never } })).rejects.toThrow(
+      /^sluice: policy.maxConcurrent must be an integer ≥ 1 \(got the string '4'\)$/,
+    );
+    expect(leased).toBe(0);
   });
 
   test('defineTool without run fails at defineTool, naming the tool', () => {
