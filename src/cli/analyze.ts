@@ -74,6 +74,8 @@ export interface Analysis {
   idealMs?: number;
   savedMs?: number;
   outcome?: string;
+  /** The turn's error type when it failed (`stream_truncated`: the recording ended without its terminal event, SPEC §12). */
+  failure?: string;
 }
 
 const INPUT_RE = /\.(trace\.jsonl|jsonl|sse|json|txt)$/i;
@@ -206,6 +208,7 @@ export async function analyzeTrace(trace: Trace, opts: AnalyzeOptions = {}): Pro
     idealMs: report.idealMs,
     savedMs: report.savedMs,
     outcome: report.outcome,
+    ...(report.error !== undefined ? { failure: report.error.type } : {}),
   };
 }
 
@@ -219,6 +222,7 @@ export function formatAnalysis(a: Analysis): string {
   out.push(
     `  format ${a.format} · ${a.timing} timing · ${a.chunks} chunks · stream end ${ms(a.streamEndMs)} · tools: ${a.tools}`,
   );
+  if (a.failure !== undefined) out.push(`  turn failed: ${a.failure}${a.failure === 'stream_truncated' ? ' (the recording ends without its terminal event)' : ''}`);
   if (a.calls.length === 0) {
     out.push('  no tool calls');
     return out.join('\n') + '\n';

@@ -194,6 +194,8 @@ export function formatReport(r: ReplayReport): string {
   lines.push(
     `format ${r.format} · dispatch ${r.dispatch} · completion ${r.completion} · outcome ${r.outcome}`,
   );
+  // SPEC §12: a trace whose stream ended without its terminal event is a truncated turn, and says so.
+  if (r.error !== undefined) lines.push(`error ${r.error.type}: ${r.error.message}`);
   lines.push('');
   lines.push('  call  name               state       complete    released    started     result');
   for (const c of r.calls) {

@@ -13,7 +13,7 @@ import type { HistoryMessage, InvariantViolation } from '../history/types';
 import type { OutputEvent } from '../release/output';
 import { createAdapter } from '../wire';
 import { FormatCheck } from '../wire/detect';
-import { type Adapter, isRetryableErrorType, type StreamEvent, type WireFormat } from '../wire/events';
+import { type Adapter, isRetryableErrorType, type StreamErrorInfo, type StreamEvent, type WireFormat } from '../wire/events';
 import type { SimToolSpec, Trace, TraceLine } from './trace';
 import { checkTurn } from './invariants';
 
@@ -71,6 +71,11 @@ export interface ReplayReport {
   dispatch: Dispatch;
   completion: CompletionMode;
   outcome: string;
+  /**
+   * Why a failed turn failed: `stream_truncated` when the trace's stream ended (`{"end":true}` or
+   * its last line) without its format's terminal event (SPEC §12), `bad_stream`, or the recorded error.
+   */
+  error?: StreamErrorInfo;
   attempts: number;
   streamEndMs?: number;
   turnDoneMs: number;
@@ -274,6 +279,7 @@ async function runOnce(trace: Trace, opts: ReplayOptions): Promise<ReplayReport>
     dispatch,
     completion,
     outcome: summary.outcome,
+    ...(summary.outcome === 'failed' && summary.error !== undefined ? { error: { type: summary.error.type, message: summary.error.message } } : {}),
     attempts: summary.attempts,
     streamEndMs: summary.streamEndMs,
     turnDoneMs: summary.turnDoneMs,
