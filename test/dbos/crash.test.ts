@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildPackage } from './packageBuild';
-import { checkRun, crashUntilDone, dropDb, parseLine, PG_URL, prng, readEffects, runProgram, systemDbUrl, type ProgramLine } from './harness';
+import { checkRun, crashUntilDone, dropDb, parseLine, PG_URL, prng, readEffects, runProgram, scriptOf, systemDbUrl, type ProgramLine } from './harness';
 
 const FULL = process.env.SLUICE_CRASH === '1';
 const KILLS = Number(process.env.SLUICE_DBOS_CRASH_KILLS ?? 200);
@@ -50,7 +50,7 @@ d('crash-turn.mjs under SIGKILL and DBOS recovery', () => {
 
   /** Run to completion after the given kills, check, then read back once more: same line, no new effects. */
   async function finishAndCheck(workflow: string, seed: number, stats: { line: ProgramLine; launches: number; kills: number }): Promise<void> {
-    const problems = checkRun(stats.line, readEffects(effects, workflow));
+    const problems = checkRun(stats.line, readEffects(effects, workflow), await scriptOf(seed));
     expect(problems).toEqual([]);
     const before = readEffects(effects, workflow).length;
     const again = await runProgram(db, effects, { workflow, seed });

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/execute/tools';
 import { durableTurn, DurableTurnError, durableTurnId, closeDurableTurnStores } from '../../src/dbos/durableTurn';
 import { buildPackage } from './packageBuild';
-import { checkRun, dropDb, parseLine, PG_URL, readEffects, runProgram, systemDbUrl } from './harness';
+import { checkRun, dropDb, parseLine, PG_URL, readEffects, runProgram, scriptOf, systemDbUrl } from './harness';
 
 const d = PG_URL ? describe : describe.skip;
 if (!PG_URL) process.stderr.write('\n[sluice tests] SLUICE_PG_URL is not set: the DBOS adapter tests are SKIPPED (scripts/pg-test-server.sh start).\n');
@@ -136,7 +136,7 @@ d('inside DBOS', () => {
     const [ra, rb] = await Promise.all([a, b]);
     expect(ra.code).toBe(0);
     const line = parseLine(ra.stdout);
-    expect(checkRun(line, readEffects(effects, workflow))).toEqual([]);
+    expect(checkRun(line, readEffects(effects, workflow), await scriptOf(8))).toEqual([]);
     // Every bump got its real result. (Its `resumed` is the one of the execution whose step
     // record DBOS kept: 'fresh' from A, or 'kept' when B's read-back was recorded first.)
     expect(line.calls.filter((c) => c.name === 'bump').every((c) => c.ok && (c.resumed === 'fresh' || c.resumed === 'kept'))).toBe(true);
@@ -157,7 +157,7 @@ d('inside DBOS', () => {
     const rb = await b;
     expect(rb.code).toBe(0);
     const line = parseLine(rb.stdout);
-    expect(checkRun(line, readEffects(effects, workflow))).toEqual([]);
+    expect(checkRun(line, readEffects(effects, workflow), await scriptOf(8))).toEqual([]);
   }, 120_000);
 
   test("a changed program: the turn's step moved → DBOS's unexpected-step error, nothing runs", async () => {

@@ -2,7 +2,7 @@
  * Runs the crash program (examples/dbos/crash-turn.mjs, built by packageBuild.ts) as the outside
  * checker does, reads its effect logs, and checks a finished run against them.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildPackage } from './packageBuild';
@@ -56,7 +56,27 @@ export interface ProgramLine {
   workflow: string;
   status: string;
   calls: Array<{ index: number; id: string; name: string; safe: boolean; resumed: string; ok: boolean }>;
-  messages: Array<{ role: string; calls?: Array<{ id: string; name: string }>; results?: Array<{ callId: string; ok: boolean; content: string }> }>;
+  messages: Array<{ role: string; calls?: Array<{ id: string; name: string; input: Record<string, unknown> }>; results?: Array<{ callId: string; ok: boolean; content: string }> }>;
+}
+
+export interface Script {
+  calls: Array<{ name: string; input: Record<string, unknown> }>;
+  failAfter: Array<[number, number]>;
+}
+
+const scripts = new Map<string, Script>();
+
+/** The seed's script, as the program itself computes it (`--print-script`). */
+export async function scriptOf(seed: number, calls = 4): Promise<Script> {
+  const key = `${seed}:${calls}`;
+  let sc = scripts.get(key);
+  if (!sc) {
+    const { program } = await buildPackage();
+    const r = spawnSync(process.execPath, [program, '--print-script', String(seed), String(calls)], { encoding: 'utf8' });
+    sc = JSON.parse(r.stdout) as Script;
+    scripts.set(key, sc);
+  }
+  return sc;
 }
 
 export function programArgs(o: Pick<RunOptions, 'workflow' | 'seed' | 'calls' | 'eventMs' | 'toolMs'>): string[] {
@@ -137,8 +157,20 @@ export function parseLine(stdout: string): ProgramLine {
  * - a model stream the journal had finished is not requested again: once an unsafe tool ran (it
  *   waits for the stream's end record), no model request follows.
  */
-export function checkRun(line: ProgramLine, effects: EffectLine[]): string[] {
+export function checkRun(line: ProgramLine, effects: EffectLine[], script: Script): string[] {
   const problems: string[] = [];
+  // The turn the script asked for: its calls, by name and input, each with its own result.
+  const want = script.calls.map((c) => `${c.name} ${JSON.stringify(c.input)}`);
+  const got = (line.messages[0]?.calls ?? []).map((c) => `${c.name} ${JSON.stringify(c.input)}`);
+  if (JSON.stringify(got) !== JSON.stringify(want)) problems.push(`the turn's calls ${JSON.stringify(got)} are not the script's ${JSON.stringify(want)}`);
+  for (const [i, r] of (line.messages[1]?.results ?? []).entries()) {
+    const c = script.calls[i];
+    if (!c) continue;
+    const real = c.name === 'read' ? `contents of ${String(c.input.path)}` : `bumped ${String(c.input.label)}`;
+    const how = line.calls[i]?.resumed;
+    if (how === 'unknown-outcome' ? !/whether it took effect is unknown/.test(r.content) || r.ok : r.content !== real || !r.ok)
+      problems.push(`call ${i} (${c.name}, ${how}) has the result ${JSON.stringify(r.content.slice(0, 80))}`);
+  }
   const bumps = effects.filter((e) => e.file === 'bump');
   const count = new Map<string, number>();
   for (const b of bumps) count.set(b.ref, (count.get(b.ref) ?? 0) + 1);
