@@ -14,6 +14,7 @@ const SERIAL = [
   'test/gateway/hostile/hugeEvent.test.ts', // one huge upstream event: /health within 1 s, loop CPU bound
   'test/gateway/faults3/modelMatch.test.ts', // model-map globs against 5,000-char names well within 1 s
   'test/gateway/faults3/backendAnswers.test.ts', // huge / deep /v1/models answers: 502 within seconds, RSS bounded
+  'test/gateway/faults3/otlpExport.test.ts', // `sluice serve` children exporting every 200 ms to a down / 500 / hanging collector
   'test/gateway/errors.test.ts',
   'test/gateway/load.test.ts',
   'test/gateway/health.test.ts', // the operations listener answers within 900 ms while the main accept queue is full

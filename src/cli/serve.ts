@@ -537,7 +537,7 @@ async function serve(argv: string[]): Promise<number> {
       );
   }
   // OpenTelemetry only when OTEL_* asked for it: startOtel loads the SDK, nothing else does.
-  const otel = otelConfig ? startOtel(otelConfig) : undefined;
+  const otel = otelConfig ? startOtel(otelConfig, { logger }) : undefined;
   options.observer = composeObservers(turnLogObserver(logger), otel?.observer);
   let gw;
   try {
@@ -548,6 +548,7 @@ async function serve(argv: string[]): Promise<number> {
     await otel?.shutdown();
     return 1;
   }
+  otel?.exportFailures.countInto(gw.metrics);
   const bound = gw.server.address();
   logger.info('listening', {
     url: gw.url,

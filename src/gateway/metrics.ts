@@ -6,6 +6,7 @@
  * What is measured (names are stable; docs/gateway.md "Operations" lists them):
  * - requests by route and status, client errors by Anthropic error type, upstream errors by type;
  * - internal errors (an exception inside one request, contained to it) by pipeline stage;
+ * - failed OpenTelemetry exports by signal (exportWatch.ts);
  * - streams in flight and open client connections;
  * - per released tool call: its head start (how long before the end of the backend stream the
  *   client had the call) and its release lag (completion evidence → release);
@@ -37,6 +38,7 @@ export class GatewayMetrics {
   readonly upstreamErrors: Counter<'type'>;
   readonly backendEnds: Counter<'end'>;
   readonly internalErrors: Counter<'stage'>;
+  readonly otlpExportFailures: Counter<'signal'>;
   readonly activeStreams: Gauge;
   readonly connections: Gauge;
   readonly rejectedConnections: Counter;
@@ -76,6 +78,12 @@ export class GatewayMetrics {
       name: `${p}internal_errors_total`,
       help: 'Exceptions inside one request (a bug in a stage, an encoder or a listener), each contained to its request, by stage: parse, open, decode, control, encode, finish.',
       labelNames: ['stage'],
+      registers,
+    });
+    this.otlpExportFailures = new Counter({
+      name: `${p}otlp_export_failures_total`,
+      help: 'OpenTelemetry exports that failed (collector down, an error status, no answer in time), by signal: traces, metrics.',
+      labelNames: ['signal'],
       registers,
     });
     this.activeStreams = new Gauge({ name: `${p}active_streams`, help: 'Model requests in flight (holding a concurrency slot).', registers });

@@ -22,6 +22,8 @@
  * they are optional peer dependencies (`otelMissingPackages` names what to install).
  */
 import type { ExchangeObserver } from './observer';
+import { ExportFailures } from './exportWatch';
+import { Logger } from './log';
 
 export class OtelConfigError extends Error {
   constructor(message: string) {
@@ -155,11 +157,21 @@ export interface GatewayOtel {
   observer: ExchangeObserver;
   /** Flush what is buffered and stop the exporters (after the gateway drained). Never rejects. */
   shutdown(): Promise<void>;
+  /** Failed exports, logged (rate-limited) and counted (exportWatch.ts): `countInto(gateway.metrics)`. */
+  exportFailures: ExportFailures;
+}
+
+export interface StartOtelOptions {
+  /** Where export failures are told (default: JSON lines on stderr at warn). */
+  logger?: Logger;
+  /** How often accumulated failures are told (ms; default one minute). */
+  reportEveryMs?: number;
 }
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the SDK loads only when OTEL_* asks for it */
 /** Load the SDK, register global providers, and make the gateway observer. */
-export function startOtel(config: OtelConfig): GatewayOtel {
+export function startOtel(config: OtelConfig, opts: StartOtelOptions = {}): GatewayOtel {
+  const exportFailures = new ExportFailures(opts.logger ?? new Logger('warn'), opts.reportEveryMs);
   const { detectResources, envDetector, resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { AsyncHooksContextManager } = require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
@@ -177,6 +189,8 @@ export function startOtel(config: OtelConfig): GatewayOtel {
       config.traces.protocol === 'http/json'
         ? new (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url: config.traces.url })
         : new (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter({ url: config.traces.url });
+    // BatchSpanProcessor gives an export 30 s (its exportTimeoutMillis default).
+    exportFailures.watch(exporter, 'traces', 30_000);
     const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
     registration.tracerProvider = provider;
     stops.push(() => provider.shutdown());
@@ -188,6 +202,7 @@ export function startOtel(config: OtelConfig): GatewayOtel {
         ? new (require('@opentelemetry/exporter-metrics-otlp-http') as typeof import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter({ url: config.metrics.url })
         : new (require('@opentelemetry/exporter-metrics-otlp-proto') as typeof import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter({ url: config.metrics.url });
     const interval = config.metrics.intervalMs;
+    exportFailures.watch(exporter, 'metrics', Math.min(30_000, interval));
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: interval, exportTimeoutMillis: Math.min(30_000, interval) });
     const provider = new MeterProvider({ resource, readers: [reader] });
     registration.meterProvider = provider;
@@ -198,10 +213,12 @@ export function startOtel(config: OtelConfig): GatewayOtel {
   let done: Promise<void> | undefined;
   return {
     observer,
+    exportFailures,
     shutdown: () =>
       (done ??= (async () => {
-        // Export failures were already reported by the SDK's diag logger; shutdown never throws.
+        // Export failures are told by exportFailures (the last ones at stop); shutdown never throws.
         await Promise.all(stops.map((s) => s().catch(() => undefined)));
+        exportFailures.stop();
         unregister();
       })()),
   };
