@@ -39,6 +39,7 @@ import { Logger } from './log';
 import { GatewayMetrics } from './metrics';
 import type { OpsListener } from './ops';
 import { listenMain, startOps } from './start/listeners';
+import { shutdownStage } from './start/shutdown';
 import { DEFAULT_DRAIN_MS, Drain } from './shutdown';
 import { REQUEST_LIMIT_DEFAULTS, validateCanonical } from './validate';
 import { UpstreamClient } from './upstream';
@@ -524,34 +525,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   // Listeners (start/listeners.ts): the main port here, the operations listener once close() exists.
   const { port, url } = await listenMain(server, { port: opts.port ?? 0, host: opts.host, backlog: options.backlog ?? DEFAULT_BACKLOG });
-  let closed: Promise<void> | undefined;
-  let drained: Promise<number> | undefined;
-  const close = (): Promise<void> => {
-    closed ??= (async () => {
+  // Shutdown (start/shutdown.ts): close() at once, drain() gracefully.
+  const { close, drain: drainGateway } = shutdownStage({
+    server,
+    sockets,
+    idleSockets,
+    inflight,
+    drain,
+    metrics,
+    stopAccepting: () => {
       closing = true;
       budget.stop();
       void ctx.bodyWorker?.close();
-      for (const ac of inflight) ac.abort();
-      const done = new Promise<void>((r) => server.close(() => r()));
-      for (const s of sockets) s.destroy();
-      upstream.close();
-      await Promise.all([done, opsListener?.close()]);
-    })();
-    return closed;
-  };
-  /**
-   * Close every connection with no request in progress (written-out ones at once, one still
-   * flushing its last response after it); returns how many sockets remain open.
-   */
-  const closeIdle = (): number => {
-    server.closeIdleConnections();
-    for (const s of idleSockets) {
-      idleSockets.delete(s);
-      if (s.writableLength === 0) s.destroy();
-      else s.end(() => s.destroy());
-    }
-    return sockets.size;
-  };
+    },
+    closeUpstream: () => upstream.close(),
+    ops: () => opsListener,
+    drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_MS,
+  });
   let ops: Gateway['ops'];
   if (options.ops) {
     try {
@@ -583,26 +573,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     close,
     metrics,
     ready: () => !drain.draining && !closing,
-    drain: (deadlineMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_MS) => {
-      drained ??= (async () => {
-        metrics.draining.set(1);
-        const started = drain.start(deadlineMs);
-        opsListener?.beat(); // /readyz on the operations listener says 503 from now on
-        // Stop accepting; close connections that have no request in progress (between keep-alive
-        // requests, or one never sent: Node's closeIdleConnections leaves those open).
-        server.close();
-        closeIdle();
-        const ended = await started;
-        // Let the last responses flush: their connections close as they turn idle (close()
-        // destroys sockets, which would drop bytes still buffered). Only connections with a
-        // request still in progress are waited for (up to 2 s): an idle gateway exits at once.
-        const until = performance.now() + 2_000;
-        while (closeIdle() > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
-        await close();
-        return ended;
-      })();
-      return drained;
-    },
+    drain: drainGateway,
   };
 }
 
