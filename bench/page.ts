@@ -48,8 +48,8 @@ const MARK = /<!-- bench:([a-z-]+) -->\n([\s\S]*?)<!-- \/bench:\1 -->\n?/g;
 export const PAGE_HEAD = `# Benchmarks
 
 The current results of every benchmark, one section each. Each section names the command, the
-machine and the date of the run that produced it. \`npm run bench\` (the full set, about 8–10
-minutes) rewrites this page; \`npm run bench -- --only NAME[,NAME]\` rewrites just those sections
+machine and the date of the run that produced it. \`npm run bench\` (the full set: 19 minutes on
+a busy 2-vCPU machine) rewrites this page; \`npm run bench -- --only NAME[,NAME]\` rewrites just those sections
 (names as in the section markers, e.g. \`--only headline\` or \`--only package\`);
 \`npm run bench -- --quick\` is a shorter smoke run that writes no page. Earlier results are in
 git history (\`git log -p docs/benchmarks.md\`). Numbers from a shared machine carry its load: the
@@ -131,7 +131,7 @@ export function updatePage(existing: string, r: PageInput): string {
 }
 
 /** README.md with the headline block replaced by this run's table (unchanged when it has no block or the run has no headline). */
-export function updateReadme(readme: string, r: { headline?: HeadlineResult; startedAt: string; machine: { cpus: number; cpu: string; node: string; load1Start: number } }): string {
+export function updateReadme(readme: string, r: { headline?: HeadlineResult; command: string; startedAt: string; machine: { cpus: number; cpu: string; node: string; load1Start: number } }): string {
   if (!r.headline) return readme;
   const start = '<!-- bench:headline -->\n';
   const end = '<!-- /bench:headline -->';
@@ -141,7 +141,7 @@ export function updateReadme(readme: string, r: { headline?: HeadlineResult; sta
   const m = r.machine;
   const body =
     formatHeadline(r.headline) +
-    `\n<sub>\`npm run bench -- --only headline\`, ${r.startedAt.slice(0, 10)}, ${m.cpus} vCPU ${m.cpu}, Node ${m.node}, load ${m.load1Start.toFixed(1)}; ` +
+    `\n<sub>\`${r.command}\`, ${r.startedAt.slice(0, 10)}, ${m.cpus} vCPU ${m.cpu}, Node ${m.node}, load ${m.load1Start.toFixed(1)}; ` +
     `${r.headline.corpus.turns} agent steps per profile, each run twice per mode. Method, sources and every turn: docs/benchmarks.md.</sub>\n`;
   return readme.slice(0, a + start.length) + body + readme.slice(b);
 }

@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark side by side in one run, printed as tables, then every
  * SPEC §9 target marked met or not met.
  *
- *   npm run bench                        full run (about 8–10 minutes); updates docs/benchmarks.md
+ *   npm run bench                        full run (19 minutes at load 13–17 on 2 vCPU); updates docs/benchmarks.md
  *   npm run bench -- --quick             10 KB and 100 KB only, shorter budgets (about two minutes);
  *                                        writes no page unless --markdown is given
  *   npm run bench -- --json              machine-readable results

@@ -35,7 +35,7 @@ describe('updatePage', () => {
 
 describe('updateReadme', () => {
   const headline = { rows: [], turns: [], corpus: { turns: 18, callsPerTurn: {}, tokensP50: 50, tokensMin: 20, tokensMax: 500 }, grep: 'git grep' } as HeadlineResult;
-  const run = { headline, startedAt: '2026-01-02T03:04:05Z', machine: { cpus: 2, cpu: 'CPU', node: 'v20', load1Start: 1 } };
+  const run = { headline, command: 'npm run bench -- --only headline', startedAt: '2026-01-02T03:04:05Z', machine: { cpus: 2, cpu: 'CPU', node: 'v20', load1Start: 1 } };
 
   test('replaces the block between the markers and nothing else', () => {
     const readme = 'before\n<!-- bench:headline -->\nold table\n<!-- /bench:headline -->\nafter\n';
