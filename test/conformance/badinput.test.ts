@@ -55,7 +55,7 @@ test('non-JSON data lines and unknown event types are skipped with warnings; the
   expect(lastEvent(r.sse)).toBe('message_stop');
 });
 
-test('a stream cut mid-event with arguments that never close: no tool block, a terminal message_stop', () => {
+test('a stream cut mid-event with arguments that never close: no tool block, an error (SPEC §12), never message_stop', () => {
   const text = anthropic([
     START,
     '',
@@ -67,9 +67,9 @@ test('a stream cut mid-event with arguments that never close: no tool block, a t
   ]);
   const r = convertTrace(parseTrace(text, { format: 'anthropic' }));
   expect(r.sse).not.toContain('tool_use","id"');
-  expect(lastEvent(r.sse)).toBe('message_stop');
-  expect(r.sse).toContain('"stop_reason":"end_turn"');
-  expect(r.warnings.join('\n')).toMatch(/invalid_call/);
+  expect(lastEvent(r.sse)).toBe('error');
+  expect(r.sse).toContain('stream_truncated');
+  expect(r.sse).not.toMatch(/^event: message_stop$/m);
 });
 
 test('an OpenAI chat stream with garbage between chunks and no [DONE] still converts', () => {

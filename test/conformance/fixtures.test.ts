@@ -109,7 +109,9 @@ function checkBlocks(sse: string): void {
       next++;
     }
   }
-  expect(open).toBeUndefined();
+  // A message that ends with an error (SPEC §12: a stream cut before its terminal event) may end
+  // inside a block, as the Messages API's own mid-stream errors do.
+  if (!/^event: error$/m.test(sse)) expect(open).toBeUndefined();
 }
 
 describeFixtures(`recorded fixtures (${FIXTURES_DIR})`, () => {
@@ -134,7 +136,9 @@ describeFixtures(`recorded fixtures (${FIXTURES_DIR})`, () => {
     const errored = /^event: error$/m.test(sse);
     for (let i = 0; i < parts.length; i++) {
       const isLast = i === parts.length - 1;
-      if (errored && isLast) continue; // an error terminal has no message_stop for the SDK to finish on
+      // An error terminal has no message_stop for the SDK to finish on: a recording whose file lost
+      // its last blank line (message_stop never dispatched) or a message cut by a restart (SPEC §12).
+      if ((errored && isLast) || /^event: error$/m.test(parts[i]!)) continue;
       const msg = await readWithSdk(parts[i]!);
       const got = msg.content.filter((b) => b.type === 'tool_use').map((b) => ({ name: b.name, input: b.input }));
       const want = (expected[i] ?? []).map((c) => (c.input === 'REPAIRED' ? { name: c.name, input: expect.any(Object) } : c));

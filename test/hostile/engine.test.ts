@@ -162,7 +162,7 @@ describe('size limits end that turn with a clean error; the controller lives on'
   });
 
   test('under the limits nothing changes', async () => {
-    const { summary, out } = await overArg({ maxArgChars: 4 * 1024 * 1024 }, [...bigArg(0, 1024), end]);
+    const { summary, out } = await overArg({ maxArgChars: 4 * 1024 * 1024 }, [...bigArg(0, 1024), { type: 'finish', reason: 'tool_calls' }, end]);
     expect(summary.outcome).toBe('done');
     expect(out.some((e) => e.type === 'tool_use')).toBe(true);
   });

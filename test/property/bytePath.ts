@@ -144,12 +144,14 @@ export function newEngine(completion: CompletionMode = 'inferred') {
 }
 
 /** The properties every run must have, whatever the oracle. */
-export function structuralProblems(run: EngineRun): string[] {
+export function structuralProblems(run: EngineRun, finished = true): string[] {
   const problems: string[] = [];
   const idx = run.released.map((r) => r.index);
   if (new Set(idx).size !== idx.length) problems.push(`a call was released twice: ${idx.join(',')}`);
   for (let k = 1; k < idx.length; k++) if (idx[k]! <= idx[k - 1]!) problems.push(`released out of model order: ${idx.join(',')}`);
   if (!run.ended) problems.push('the message never ended (no end output)');
+  if (!finished && run.outputs.some((e) => e.type === 'end')) problems.push('a stream without its finish ended successfully (SPEC §12)');
+  if (!finished && !run.outputs.some((e) => e.type === 'error')) problems.push('a stream without its finish did not end with an error (SPEC §12)');
   const end = run.outputs.filter((e) => e.type === 'end');
   if (end.length > 1) problems.push('two end outputs');
   const e0 = end[0];
@@ -330,9 +332,20 @@ export function chatCheck(s: ChatScenario, cutFrac?: number, firstInOrder = true
     });
   }
   const chunks = received.flatMap((e) => (e.chunk ? [e.chunk] : []));
-  const expected = oracle(receivedFromChat(chunks));
   const cuts = s.splits.map((f) => Math.floor(f * bytes.length));
   const run = runChatBytes(bytes, cuts);
-  return { expected, released: run.released, problems: structuralProblems(run) };
+  // The finish chunk is the last event before [DONE]: received when the whole stream was.
+  const finished = s.finish && received.length >= events.length - (s.done ? 1 : 0);
+  return { ...unfinishedRule(oracle(receivedFromChat(chunks)), run, finished), problems: structuralProblems(run, finished) };
+}
+
+/**
+ * SPEC §12: a stream that ended without its finish is cut, not finished: what was released before
+ * the cut stays released (an ordered prefix of what "parse at the end" would release) and nothing
+ * more is released at its end; the message ends with an error, never with an end.
+ */
+export function unfinishedRule(oracleReleased: Released[], run: EngineRun, finished: boolean): { expected: Released[]; released: Released[] } {
+  if (finished) return { expected: oracleReleased, released: run.released };
+  return { expected: oracleReleased.slice(0, run.released.length), released: run.released };
 }
 
