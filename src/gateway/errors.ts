@@ -172,8 +172,17 @@ export function upstreamErrorMessage(status: number, bodyText: string): string {
     }
   }
   if (msg === undefined && t.length > 0 && !t.startsWith('<') && !t.startsWith('{')) msg = t;
-  // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  msg = msg?.slice(0, UPSTREAM_MESSAGE_MAX * 2).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  if (msg !== undefined && msg.length > UPSTREAM_MESSAGE_MAX) msg = msg.slice(0, UPSTREAM_MESSAGE_MAX) + '…';
+  msg = msg === undefined ? undefined : clientMessage(msg);
   return msg ? `upstream: HTTP ${status}: ${msg}` : `upstream returned HTTP ${status}`;
+}
+
+/**
+ * A backend's error text as the client may see it (an HTTP error body's message, or the message of
+ * an error event in its stream): control characters removed, cut at UPSTREAM_MESSAGE_MAX
+ * characters (`…` marks the cut). The full text goes to the debug log only.
+ */
+export function clientMessage(text: string): string {
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
+  const msg = text.slice(0, UPSTREAM_MESSAGE_MAX * 2).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return msg.length > UPSTREAM_MESSAGE_MAX ? msg.slice(0, UPSTREAM_MESSAGE_MAX) + '…' : msg;
 }

@@ -14,7 +14,7 @@ import { type ControllerWarning, TurnController } from '../../engine/controller'
 import type { OutputEvent } from '../../release/output';
 import type { StreamEvent } from '../../wire/events';
 import { singleToolRequested } from '../canonical';
-import { toAnthropicErrorType } from '../errors';
+import { clientMessage, toAnthropicErrorType } from '../errors';
 import { backendEndOf, type Exchange, type MalformedCallMode } from './context';
 import { INTERNAL_ERROR_EVENT, type PipelineStage, reportFault } from './fault';
 import type { ClientSink } from './sink';
@@ -130,10 +130,22 @@ export class Turn {
       this.x.stats.backendEnd = end;
       if (!this.x.shutdownEnded) this.x.ctx.metrics?.backendEnd(end);
       if (end === 'truncated') e = { ...e, error: { ...e.error, message: `the backend stream ended early: ${e.error.message}` } };
-      if (this.anthropicErrors) e = { ...e, error: { ...e.error, type: toAnthropicErrorType(e.error.type) } };
+      e = this.clientError(e);
     }
     this.count(e);
     this.sink.push(e);
+  }
+
+  /**
+   * A stream error as the client sees it: the backend's message (an error event in its stream)
+   * summarised like an HTTP error body (errors.ts `clientMessage`: 300 characters; the full text
+   * only in the debug log); Anthropic clients get Anthropic error types.
+   */
+  private clientError(e: Extract<OutputEvent, { type: 'error' }>): OutputEvent {
+    const message = clientMessage(e.error.message);
+    if (message !== e.error.message) this.x.ctx.logger.debug('upstream_error_message', { reqId: this.x.reqId, type: e.error.type, message: e.error.message.slice(0, 16_384) });
+    const type = this.anthropicErrors ? toAnthropicErrorType(e.error.type) : e.error.type;
+    return message === e.error.message && type === e.error.type ? e : { ...e, error: { ...e.error, type, message } };
   }
 
   private count(e: OutputEvent): void {
