@@ -1,7 +1,7 @@
 /**
- * Degraded answers, round three: * a backend's error event in its stream reaches the client summarised like an HTTP error body
- * (300 characters, control characters removed; the full text only in the debug log) on all three
- * inbound APIs.
+ * Degraded answers, round three: a backend's error event in its stream reaches the client
+ * summarised like an HTTP error body (300 characters, control characters removed; the full text
+ * only in the debug log) on all three inbound APIs.
  */
 import { Logger, type LogRecord } from '../../../src/gateway/log';
 import { type Gateway, startGateway } from '../../../src/gateway/server';
