@@ -76,7 +76,7 @@ export const PROFILES: readonly Profile[] = [
   },
   {
     id: 'flash',
-    label: 'Gemini Flash, Google AI Studio',
+    label: 'Gemini 1.5 Flash, Google AI Studio',
     format: 'gemini',
     tokensPerSec: 190,
     ttftMs: 400,
