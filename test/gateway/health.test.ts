@@ -167,7 +167,7 @@ test('/health on the operations listener answers while every main-port connectio
   expect(JSON.parse(ops.body).status).toBe('ok');
 });
 
-test('while draining, /readyz on the operations listener says 503 draining (the main port no longer accepts); closed with the gateway', async () => {
+test('while draining, /readyz says 503 draining on both listeners and a new model request gets 503 (the main port stays open until the stream ends); closed with the gateway', async () => {
   const gate = new Gate();
   const held = await startScriptedUpstream({ script: [{ t: 0, gate: true }, ...turnScript({ text: ['late'] })], gate });
   try {
@@ -189,7 +189,16 @@ test('while draining, /readyz on the operations listener says 503 draining (the 
     expect(ready.status).toBe(503);
     expect(JSON.parse(ready.body)).toMatchObject({ status: 'draining', active: 1 });
     expect((await get(g.ops!.url + '/health')).status).toBe(200);
-    expect((await get(g.url + '/readyz', {}, 1_000)).status).toBe(0); // main listener closed
+    expect((await get(g.url + '/readyz', {}, 1_000)).status).toBe(503); // main listener open, not ready
+    const refused = await new Promise<number>((resolve) => {
+      const req = http.request(g.url + '/v1/messages', { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', () => resolve(0));
+      req.end(body);
+    });
+    expect(refused).toBe(503);
     gate.release();
     expect(await stream).toBe(200);
     expect(await drained).toBe(0);

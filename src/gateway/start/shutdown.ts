@@ -1,8 +1,9 @@
 /**
  * startGateway's last stage (server.ts): how the gateway stops. `close()` stops at once (requests
- * in flight are aborted, sockets destroyed); `drain()` is the graceful stop — readiness off, no
- * new connections, idle ones closed, streams in flight given until the deadline (shutdown.ts
- * `Drain`), their last bytes flushed — and then `close()`.
+ * in flight are aborted, sockets destroyed); `drain()` is the graceful stop — readiness off (new
+ * requests and `/readyz` answered 503 while the listener stays open), idle connections closed,
+ * streams in flight given until the deadline (shutdown.ts `Drain`), then no new connections, their
+ * last bytes flushed — and then `close()`.
  */
 import type * as http from 'node:http';
 import type { Socket } from 'node:net';
@@ -69,11 +70,14 @@ export function shutdownStage(p: ShutdownParts): Shutdown {
       p.metrics.draining.set(1);
       const started = p.drain.start(deadlineMs);
       p.ops()?.beat(); // /readyz on the operations listener says 503 from now on
-      // Stop accepting; close connections that have no request in progress (between keep-alive
-      // requests, or one never sent: Node's closeIdleConnections leaves those open).
-      p.server.close();
+      // The listener stays open while streams are in flight: a probe's `/readyz` and a new model
+      // request are answered 503 (not refused at the TCP level, which clients and balancers read as
+      // a dead instance). Connections with no request in progress are closed now (between
+      // keep-alive requests, or one never sent: Node's closeIdleConnections leaves those open).
       closeIdle();
       const ended = await started;
+      // Stop accepting once the streams have ended (or the deadline ended them).
+      p.server.close();
       // Let the last responses flush: their connections close as they turn idle (close()
       // destroys sockets, which would drop bytes still buffered). Only connections with a
       // request still in progress are waited for (up to 2 s): an idle gateway exits at once.
