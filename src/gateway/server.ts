@@ -24,7 +24,7 @@ import { createTextAdapter } from '../parsers/adapter';
 import { createStreamReader, type StreamReader } from '../wire/index';
 import { type ModelMapping, type ToolParam } from './canonical';
 import { GatewayError } from './errors';
-import { DEFAULT_BODY_BUDGET_BYTES, DEFAULT_DRAIN_LIMITS, type DrainLimits, drainRefused, MemoryBudget, readBodyBytes } from './body';
+import { BODY_MEMORY_FACTOR, DEFAULT_BODY_BUDGET_BYTES, DEFAULT_DRAIN_LIMITS, type DrainLimits, drainRefused, MemoryBudget, readBodyBytes } from './body';
 import { BodyWorkerPool, type BodyWorkerOptions } from './worker/pool';
 import { type ExchangeContext, type MalformedCallMode, ms, runExchange, sendJson } from './exchange';
 import { countTokens } from './exchange/parse';
@@ -243,7 +243,11 @@ function requestId(): string {
   return 'req_' + randomBytes(12).toString('hex');
 }
 
-export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+/**
+ * startGateway's first stage: the options with their defaults, checked. A configuration that
+ * cannot work throws here, before anything is started (no socket, no thread, no timer).
+ */
+function startOptions(options: GatewayOptions) {
   const opts = { ...DEFAULTS, ...options };
   const holdout = options.releaseHoldout ?? 0;
   if (typeof holdout !== 'number' || !(holdout >= 0 && holdout <= 1)) throw new Error(`releaseHoldout must be a fraction from 0 to 1, got ${String(holdout)}`);
@@ -252,6 +256,44 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const format: WireFormat = options.format ?? upstreamFormat.wire;
   if (format !== upstreamFormat.wire && upstreamFormat.name !== 'openai-chat')
     throw new Error(`format ${format} needs an openai-chat upstream (the upstream is ${upstreamFormat.name})`);
+  const limits: HygieneLimits = {
+    headersTimeoutMs: options.headersTimeoutMs ?? HYGIENE_DEFAULTS.headersTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? HYGIENE_DEFAULTS.bodyTimeoutMs,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? HYGIENE_DEFAULTS.keepAliveTimeoutMs,
+    maxConnections: options.maxConnections ?? HYGIENE_DEFAULTS.maxConnections,
+    requestDeadlineMs: options.requestDeadlineMs ?? HYGIENE_DEFAULTS.requestDeadlineMs,
+  };
+  const requestLimits = {
+    maxDepth: options.maxJsonDepth ?? REQUEST_LIMIT_DEFAULTS.maxDepth,
+    maxOutputTokens: options.maxOutputTokens ?? REQUEST_LIMIT_DEFAULTS.maxOutputTokens,
+  };
+  // Throws (a configuration error) for a non-loopback host without keys or noAuth.
+  const auth = resolveAuth({ host: opts.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}) });
+  const drainLimits: DrainLimits = { ...DEFAULT_DRAIN_LIMITS, ...options.earlyAnswerDrain };
+  const bodyBudgetBytes = options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES;
+  if (Math.floor(bodyBudgetBytes / BODY_MEMORY_FACTOR) < opts.maxBodyBytes)
+    throw new Error(
+      `the body memory budget (${bodyBudgetBytes} bytes) is too small for one body of the maximum size ` +
+        `(${opts.maxBodyBytes} bytes costs ${opts.maxBodyBytes * BODY_MEMORY_FACTOR}); raise the budget or lower the maximum body size`,
+    );
+  const family = format.startsWith('text:') ? format.slice(5) : undefined;
+  const textAdapter = options.textAdapter;
+  if (family !== undefined) {
+    // Fail fast on a text format without a parser (a configuration error, not a request error).
+    if (!textAdapter) throw new Error(`format ${format}: no text parser available in this build`);
+    if (!textAdapter(family, { tools: [] })) throw new Error(`format ${format}: unknown parser family "${family}"`);
+  } else {
+    createStreamReader(format);
+  }
+  // The reader for one request: the wire format's adapter, or the text parser given its tools.
+  const newReader = (tools: ToolParam[]): StreamReader =>
+    family !== undefined ? createStreamReader(format, { adapter: textAdapter!(family, { tools })! }) : createStreamReader(format);
+  return { opts, holdout, logger, upstreamFormat, format, limits, requestLimits, auth, drainLimits, bodyBudgetBytes, newReader };
+}
+
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  // Options: defaults, checks (a configuration error throws before anything starts).
+  const { opts, holdout, logger, upstreamFormat, format, limits, requestLimits, auth, drainLimits, bodyBudgetBytes, newReader } = startOptions(options);
   const upstream = new UpstreamClient(
     {
       url: opts.upstream,
@@ -266,44 +308,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   );
   const inflight = new Set<AbortController>();
   let closing = false;
-  const limits: HygieneLimits = {
-    headersTimeoutMs: options.headersTimeoutMs ?? HYGIENE_DEFAULTS.headersTimeoutMs,
-    bodyTimeoutMs: options.bodyTimeoutMs ?? HYGIENE_DEFAULTS.bodyTimeoutMs,
-    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? HYGIENE_DEFAULTS.keepAliveTimeoutMs,
-    maxConnections: options.maxConnections ?? HYGIENE_DEFAULTS.maxConnections,
-    requestDeadlineMs: options.requestDeadlineMs ?? HYGIENE_DEFAULTS.requestDeadlineMs,
-  };
-  const requestLimits = {
-    maxDepth: options.maxJsonDepth ?? REQUEST_LIMIT_DEFAULTS.maxDepth,
-    maxOutputTokens: options.maxOutputTokens ?? REQUEST_LIMIT_DEFAULTS.maxOutputTokens,
-  };
-  // Throws (a configuration error) for a non-loopback host without keys or noAuth.
-  const auth = resolveAuth({ host: opts.host, ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}), ...(options.noAuth ? { noAuth: true } : {}) });
   /** Set once the operations thread listens; declared here, before any request can end. */
   let opsListener: OpsListener | undefined;
-  const drainLimits: DrainLimits = { ...DEFAULT_DRAIN_LIMITS, ...options.earlyAnswerDrain };
-  const budget = new MemoryBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES, undefined, options.collectAfterBurst === true);
-  if (budget.largestBody < opts.maxBodyBytes)
-    throw new Error(
-      `the body memory budget (${options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES} bytes) is too small for one body of the maximum size ` +
-        `(${opts.maxBodyBytes} bytes costs ${opts.maxBodyBytes * budget.factor}); raise the budget or lower the maximum body size`,
-    );
+  const budget = new MemoryBudget(bodyBudgetBytes, undefined, options.collectAfterBurst === true);
   const bodyLimits = { maxBytes: opts.maxBodyBytes, maxDepth: requestLimits.maxDepth };
+  // Telemetry: this gateway's Prometheus registry (metrics.ts); OTel comes in as options.observer (otel.ts).
   const metrics = new GatewayMetrics();
   const drain = new Drain();
   const slots = new Slots(opts.maxConcurrent);
-
-  const family = format.startsWith('text:') ? format.slice(5) : undefined;
-  const textAdapter = options.textAdapter;
-  if (family !== undefined) {
-    // Fail fast on a text format without a parser (a configuration error, not a request error).
-    if (!textAdapter) throw new Error(`format ${format}: no text parser available in this build`);
-    if (!textAdapter(family, { tools: [] })) throw new Error(`format ${format}: unknown parser family "${family}"`);
-  } else {
-    createStreamReader(format);
-  }
-  const newReader = (tools: ToolParam[]): StreamReader =>
-    family !== undefined ? createStreamReader(format, { adapter: textAdapter!(family, { tools })! }) : createStreamReader(format);
 
   const ctx: ExchangeContext = {
     upstream,
@@ -338,6 +350,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.random ? { random: options.random } : {}),
     ...(options.sessionLinks !== false ? { links: new SessionLinks(options.sessionLinks ?? {}) } : {}),
   };
+  // Workers: large bodies are parsed and translated on worker threads (worker/pool.ts).
   if (options.bodyWorker !== false)
     ctx.bodyWorker = new BodyWorkerPool(
       { upstreamFormat: upstreamFormat.name, models: ctx.models, bodyOptions: ctx.bodyOptions, limits: requestLimits },
