@@ -91,10 +91,11 @@ export interface ResumeTurnOptions {
   /** Durability hints by tool name (in addition to `withDurability` on the tools). */
   hints?: Record<string, DurabilityHints>;
   /**
-   * The interrupted attempt's stream had not ended: 'end' (default) keeps what was released and
-   * ends the turn there; 'retry' discards the attempt and streams a new one through `stream`
-   * when no unsafe call of it had started (otherwise it ends, as 'end': a side effect may have
-   * happened and the model must see it).
+   * The interrupted attempt's stream had not finished (SPEC §12: a stream that did not finish is
+   * not a finished turn): 'retry' (the default when `stream` is given) discards the attempt and
+   * streams a new one through `stream` when no unsafe call of it had started; 'end' (the default
+   * without `stream`), or an unsafe call that had started, ends the turn there with what was
+   * released (a side effect may have happened and the model must see it).
    */
   onInterruptedStream?: 'end' | 'retry';
   /** For 'retry': the model stream of a (journal-numbered) attempt. */
@@ -227,7 +228,7 @@ async function resumeLeased(opts: ResumeTurnOptions, owner: string, key: Buffer 
   const unsafeStarted = att ? [...att.calls.values()].some((c) => c.starts > 0 && c.released?.safe !== true) : false;
   const retry =
     !committed &&
-    opts.onInterruptedStream === 'retry' &&
+    (opts.onInterruptedStream ?? 'retry') === 'retry' &&
     opts.stream !== undefined &&
     registry !== undefined && // a new attempt runs through runTurn, which needs the tools
     (!att || att.discarded || (!att.ended && !unsafeStarted));
