@@ -2,6 +2,11 @@
  * `sluice serve`: one gateway for Anthropic Messages, OpenAI Responses and OpenAI Chat Completions
  * clients over an OpenAI Chat, OpenAI Responses, Anthropic Messages or Gemini backend.
  *
+ * `startGateway` starts in stages: options (`startOptions`: defaults and checks, nothing started
+ * yet) → the backend client, body budget, metrics and exchange context → workers (the body worker
+ * pool) → the main port (start/listeners.ts `listenMain`) → shutdown (start/shutdown.ts: `close`,
+ * `drain`) → the operations listener (`startOps`, which close() undoes on failure).
+ *
  * This module routes and owns connections; the per-request pipeline is exchange.ts, each inbound
  * API is a module in inbound/ (parse → canonical request; OutputEvents → that API's SSE / JSON),
  * each backend API a module in upstream/ (canonical request → backend request), and they meet at
