@@ -19,6 +19,9 @@ import { type Exchange, ms } from './context';
 import type { Turn } from './control';
 import type { ClientSink } from './sink';
 import type { PipelineStage } from './fault';
+import { StringDecoder } from 'node:string_decoder';
+import { JsonScanner } from '../../args/scanner';
+import { ANSWER_MAX_DEPTH } from '../upstream/answer';
 
 /** Bytes of the backend's stream decoded per turn of the event loop at most (then it waits a turn): a few ms. */
 const TURN_BYTES = 256 * 1024;
@@ -204,10 +207,22 @@ class Decoder {
     this.upRes.destroy();
   }
 
+  /**
+   * A whole JSON answer is read like a request body (upstream/answer.ts): within the body size cap
+   * and the JSON depth limit while it arrives (the JsonScanner); past either, the stream fails at
+   * once and the rest is not read.
+   */
   private collectJson(chunk: Buffer): void {
-    if (this.jsonSize < this.x.ctx.maxBodyBytes) this.jsonParts.push(chunk);
     this.jsonSize += chunk.length;
+    const max = this.x.ctx.maxBodyBytes;
+    if (this.jsonSize > max) return this.cut('api_error', `upstream: JSON answer larger than ${max} bytes`);
+    this.jsonScan.push(this.jsonText.write(chunk));
+    if (this.jsonScan.maxNesting > ANSWER_MAX_DEPTH) return this.cut('api_error', `upstream: JSON answer nested deeper than ${ANSWER_MAX_DEPTH} levels`);
+    this.jsonParts.push(chunk);
   }
+
+  private readonly jsonScan = new JsonScanner();
+  private readonly jsonText = new StringDecoder('utf8');
 
   /** A whole JSON answer (a backend that ignored `stream: true`) → the payloads its stream would have had. */
   private replayJson(): void {

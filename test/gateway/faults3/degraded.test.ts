@@ -1,8 +1,12 @@
 /**
  * Degraded answers, round three: a backend's error event in its stream reaches the client
  * summarised like an HTTP error body (300 characters, control characters removed; the full text
- * only in the debug log) on all three inbound APIs.
+ * only in the debug log) on all three inbound APIs; a whole JSON answer where a stream was asked
+ * for is read within the size cap and the JSON depth limit.
  */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Logger, type LogRecord } from '../../../src/gateway/log';
 import { type Gateway, startGateway } from '../../../src/gateway/server';
 import { chatChunk, startScriptedUpstream, type ScriptedUpstream } from '../../../src/gateway/scripted';
@@ -47,5 +51,29 @@ describe('a backend error event mid-stream', () => {
     const full = logs.filter((l) => l.msg === 'upstream_error_message' && l.reqId === r.headers['request-id']);
     expect(full).toHaveLength(1);
     expect(full[0]).toMatchObject({ level: 'debug', message: LONG });
+  });
+});
+
+describe('a whole JSON answer where a stream was asked for', () => {
+  test('nested 1M levels deep: the stream fails at once with a clear error; the rest is not read', async () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.on('error', () => undefined);
+      res.end('{"choices":' + '['.repeat(1_000_000));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const gw = await startGateway({ upstream: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logger: new Logger('error', () => undefined), pingIntervalMs: 0 });
+    try {
+      const t0 = performance.now();
+      const r = await rawRequest(gw.url, { path: '/v1/chat/completions', body: JSON.stringify(ROUTES.chat.body) });
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('upstream: JSON answer nested deeper than 128 levels');
+    } finally {
+      await gw.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
