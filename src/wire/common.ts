@@ -120,6 +120,8 @@ export abstract class BaseAdapter implements Adapter {
   private fresh = true;
   /** The input is not this format's stream (a unary completion): the rest is ignored. */
   private bad = false;
+  /** Past the first payload, not bad, not ended: the hot path's one check. */
+  private live = false;
 
   push(payload: unknown): StreamEvent[] {
     const out: StreamEvent[] = [];
@@ -136,7 +138,7 @@ export abstract class BaseAdapter implements Adapter {
   /** Append the events for one payload to `out`. */
   pushInto(payload: unknown, out: EventSink): void {
     // Hot path: an object payload before end().
-    if (typeof payload === 'object' && payload !== null && !this.ended && !this.fresh && !Array.isArray(payload)) {
+    if (this.live && typeof payload === 'object' && payload !== null && !Array.isArray(payload)) {
       this.onPayload(payload as Obj, out);
       return;
     }
@@ -150,6 +152,7 @@ export abstract class BaseAdapter implements Adapter {
         out.push(unaryError(this.format, unary));
         return;
       }
+      this.live = true;
     }
     if (this.ended) {
       this.warnOnce(out, 'payload_after_end', 'payload pushed after end() ignored');
@@ -179,6 +182,7 @@ export abstract class BaseAdapter implements Adapter {
   endInto(out: EventSink): void {
     if (this.ended) return;
     this.ended = true;
+    this.live = false;
     if (!this.terminal && !this.failed) out.push(truncatedError(this.format, this.fresh ? 'no event of this format arrived' : undefined));
     if (!this.bad) this.onEnd(out);
     out.push({ type: 'stream.end' });
@@ -201,7 +205,10 @@ export abstract class BaseAdapter implements Adapter {
       return false;
     }
     if (this.onRaw(data, out)) {
-      this.fresh = false; // a stream delta: no unary completion
+      if (this.fresh) {
+        this.fresh = false; // a stream delta: no unary completion
+        this.live = true;
+      }
       this.rawMisses = 0;
       return true;
     }

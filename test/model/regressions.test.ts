@@ -27,6 +27,7 @@ describe('settling-counts-as-resulted (machines/turn.machine.ts `pump`; fixed in
     const f = await replayStrict([
       { type: 'OPEN', i: 0, kind: 'ask', late: false },
       { type: 'OPEN', i: 1, kind: 'unsafe', late: false },
+      { type: 'FINISH' }, // the stream finished (SPEC §12: an END without it is a cut stream)
       { type: 'END' },
       { type: 'DENY', i: 0 },
     ]);
@@ -37,6 +38,7 @@ describe('settling-counts-as-resulted (machines/turn.machine.ts `pump`; fixed in
     const f = await replayStrict([
       { type: 'OPEN', i: 0, kind: 'safe', late: true },
       { type: 'OPEN', i: 1, kind: 'unsafe', late: false },
+      { type: 'FINISH' }, // the stream finished (SPEC §12: an END without it is a cut stream)
       { type: 'END' },
     ]);
     expect(f).toBeUndefined();
@@ -48,6 +50,7 @@ describe('settling-counts-as-resulted (machines/turn.machine.ts `pump`; fixed in
     const { initial, path } = pathOfEvents(2, [
       { type: 'OPEN', i: 0, kind: 'ask', late: false },
       { type: 'OPEN', i: 1, kind: 'unsafe', late: false },
+      { type: 'FINISH' }, // the stream finished (SPEC §12: an END without it is a cut stream)
       { type: 'END' },
       { type: 'DENY', i: 0 },
     ]);
