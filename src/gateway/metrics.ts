@@ -76,7 +76,7 @@ export class GatewayMetrics {
     });
     this.internalErrors = new Counter({
       name: `${p}internal_errors_total`,
-      help: 'Exceptions inside one request (a bug in a stage, an encoder or a listener), each contained to its request, by stage: parse, open, decode, control, encode, finish.',
+      help: 'Exceptions inside one request (a bug in a stage, an encoder or a listener), each contained to its request, by stage: parse, open, decode, control, encode, finish (a model request), route (any other route).',
       labelNames: ['stage'],
       registers,
     });

@@ -488,7 +488,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       const ge = err instanceof GatewayError ? err : new GatewayError(500, 'internal gateway error', 'api_error');
       errorType = ge.type;
       if (ge.status === 401) req.resume();
-      if (!(err instanceof GatewayError)) logger.error('internal_error', { reqId, path, error: err instanceof Error ? err.name : 'unknown' });
+      if (!(err instanceof GatewayError)) {
+        // Outside a model request's pipeline (which reports its own: exchange/fault.ts).
+        logger.error('internal_error', { reqId, path, stage: 'route', error: err instanceof Error ? err.name : 'unknown' });
+        metrics.internalError('route');
+      }
       // Answered before the body was read: the rest of the upload is drained (bounded), not reset.
       const answer = drainRefused(req, ge, drainLimits);
       sendJson(res, answer.status, (api ?? errorApi ?? messagesApi).errorBody(answer.type, answer.message), answer.headers);
