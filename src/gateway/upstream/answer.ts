@@ -28,15 +28,21 @@ export const ANSWER_MAX_DEPTH = 128;
 
 const bad = (what: string, why: string): GatewayError => new GatewayError(502, `${what}: ${why}`, 'api_error');
 
+/** The answer is not one JSON value (the caller decides: an error, or nothing learned). */
+export class NotJsonAnswer extends Error {
+  override name = 'NotJsonAnswer';
+}
+
 /**
  * Read a fetch Response's body as JSON within `limits`. Throws GatewayError: 502 `api_error` when
- * it is too large, too deep or not JSON (the rest is not read: the body is cancelled), 503
- * `overloaded_error` when the memory budget has no room for it.
+ * it is too large or too deep (the rest is not read: the body is cancelled), 503
+ * `overloaded_error` when the memory budget has no room for it; `NotJsonAnswer` when it is not one
+ * JSON value.
  */
 export async function readAnswerJson(res: Response, limits: AnswerLimits): Promise<unknown> {
   const { maxBytes, maxDepth, budget, what } = limits;
   const body = res.body;
-  if (!body) throw bad(what, 'empty');
+  if (!body) throw new NotJsonAnswer(`${what}: empty`);
   const reader = body.getReader();
   const scanner = new JsonScanner();
   const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -56,13 +62,13 @@ export async function readAnswerJson(res: Response, limits: AnswerLimits): Promi
       const text = decoder.decode(value, { stream: true });
       scanner.push(text);
       if (scanner.maxNesting > maxDepth) throw bad(what, `JSON nested deeper than ${maxDepth} levels`);
-      if (scanner.status === 'invalid') throw bad(what, 'not JSON');
+      if (scanner.status === 'invalid') throw new NotJsonAnswer(`${what}: not JSON`);
       parts.push(text);
     }
     const rest = decoder.decode();
     scanner.push(rest);
     parts.push(rest);
-    if (scanner.finish() !== 'closed') throw bad(what, 'not one complete JSON value');
+    if (scanner.finish() !== 'closed') throw new NotJsonAnswer(`${what}: not one complete JSON value`);
     return JSON.parse(parts.join('')) as unknown;
   } finally {
     parts.length = 0;

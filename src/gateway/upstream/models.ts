@@ -15,7 +15,7 @@
  *
  * The backend's answer is not trusted (answer.ts): it is read within a size cap (8 MiB) and the
  * JSON depth limit while it arrives, charged to the gateway's memory budget, and an answer that is
- * too large, too deep or not JSON is a 502. The list is kept for a few seconds (`MODELS_TTL_MS`)
+ * too large or too deep is a 502 (one that is not JSON adds nothing, like an error status). The list is kept for a few seconds (`MODELS_TTL_MS`)
  * and one fetch serves every client that asks while it runs.
  */
 import { type ModelMapping, patternMatches } from '../canonical';
@@ -227,7 +227,7 @@ async function fetchBackendModelsNow(o: ListModelsOptions): Promise<KnownModel[]
     const json = await readAnswerJson(res, { maxBytes: o.maxBytes ?? MODELS_ANSWER_MAX_BYTES, maxDepth: o.maxDepth ?? ANSWER_MAX_DEPTH, budget: o.budget, what: 'upstream models answer' });
     return backendModels(json);
   } catch (err) {
-    if (err instanceof GatewayError) throw err; // too large, too deep, not JSON: 502; no memory for it: 503
-    return []; // down or slow: the configured names still answer
+    if (err instanceof GatewayError) throw err; // too large or too deep: 502; no memory for it: 503
+    return []; // down, slow or not JSON: the configured names still answer
   }
 }

@@ -118,6 +118,22 @@ test('a models answer nested 1M levels deep: a quick 502, nothing parsed', async
   }
 });
 
+test('a models answer that is not JSON adds nothing (200 with the configured names)', async () => {
+  const b = await backend((res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end('data: {"x":1}\n\n');
+  });
+  const gw = await gateway(b.url);
+  try {
+    const r = await rawRequest(gw.url, { method: 'GET', path: '/v1/models' });
+    expect(r.status).toBe(200);
+    expect((r.json as { data: { id: string }[] }).data.map((m) => m.id)).toEqual(['local']);
+  } finally {
+    await gw.close();
+    await b.close();
+  }
+});
+
 test('a models answer that does not fit the memory budget: 503 with retry-after', async () => {
   const b = await backend(streamHuge(6 * 1024 * 1024));
   // 8× per byte: a 32 MiB budget holds 4 MiB of answer.
