@@ -147,7 +147,8 @@ function numberAtLeast(what: string, v: unknown, min: number, opts: { integer?: 
   if (!ok) {
     const kind = opts.integer ? `an integer ≥ ${min}` : min === 0 ? 'a non-negative number of ms' : `a number ≥ ${min}`;
     const err = typeof v === 'number' ? RangeError : TypeError;
-    throw new err(`sluice: ${what} must be ${kind} (got ${describeValue(v)})`);
+    // A number out of range is shown as itself; a value of another type is named with its type.
+    throw new err(`sluice: ${what} must be ${kind} (got ${typeof v === 'number' ? String(v) : describeValue(v)})`);
   }
 }
 
