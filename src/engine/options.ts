@@ -6,7 +6,7 @@
  * named as a type ("got the string '4'").
  */
 import type { ControllerEvents } from './controller';
-import type { RunTurnOptions, TurnPolicy } from './runTurn';
+import type { RunTurnOptions, TurnPolicy } from './runTurnOptions';
 import type { TelemetryOptions } from '../telemetry/turn';
 import type { ToolRegistry } from '../execute/tools';
 import { neutralHistoryProblem } from '../history/neutral';
