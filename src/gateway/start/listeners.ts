@@ -1,12 +1,12 @@
 /**
- * startGateway's listener stage (server.ts): the main port, bound with its accept backlog, and,
- * when asked, the operations listener — /health, /readyz and /metrics on a socket and a thread of
+ * startGateway's listener stage (server.ts): the main port's HTTP server (connection hygiene:
+ * hygiene.ts), bound with its accept backlog, and, when asked, the operations listener — /health, /readyz and /metrics on a socket and a thread of
  * their own (ops.ts) — whose /metrics keeps the main port's client-key rule for its own address.
  */
-import type * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import * as http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { type AuthConfig, keyMatches } from '../auth';
-import type { HygieneLimits } from '../hygiene';
+import { clientErrorResponse, guardConnections, type HygieneLimits, httpServerOptions } from '../hygiene';
 import { messagesApi } from '../inbound/messages';
 import type { Logger } from '../log';
 import type { GatewayMetrics } from '../metrics';
@@ -16,6 +16,31 @@ import { DEFAULT_STALL_MS, type OpsListener, type OpsListenerOptions, startOpsLi
 export function urlOf(host: string, port: number): string {
   const h = host.includes(':') ? `[${host}]` : host;
   return `http://${h === '0.0.0.0' || h === '[::]' ? '127.0.0.1' : h}:${port}`;
+}
+
+/**
+ * The main port's server (not yet listening): every request goes to `onRequest`, and `onEnd` runs
+ * once its promise settles; open and idle sockets are tracked and capped (hygiene.ts
+ * guardConnections, counted in the metrics); a malformed request line or header gets its 4xx.
+ */
+export function mainServer(
+  limits: HygieneLimits,
+  metrics: GatewayMetrics,
+  onRequest: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
+  onEnd: () => void,
+): { server: http.Server; sockets: Set<Socket>; idleSockets: Set<Socket> } {
+  const server = http.createServer(httpServerOptions(limits), (req, res) => {
+    void onRequest(req, res).finally(onEnd);
+  });
+  const { all: sockets, idle: idleSockets } = guardConnections(server, limits, {
+    onCount: (n) => metrics.connections.set(n),
+    onRejected: () => metrics.rejectedConnections.inc(),
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (socket.writable) socket.end(clientErrorResponse(err));
+    else socket.destroy();
+  });
+  return { server, sockets, idleSockets };
 }
 
 /** Bind the main port; rejects with the listen error (EADDRINUSE, …). */
@@ -70,4 +95,18 @@ export async function startOps(o: OpsStageOptions): Promise<{ listener: OpsListe
     onFailure: (message) => o.logger.error('ops_listener_failed', { message }),
   });
   return { listener, url: urlOf(o.host, listener.port), port: listener.port };
+}
+
+/**
+ * The operations listener when `ops` asks for one; if it cannot start, the gateway is closed
+ * (`close`) and the reason thrown as `operations listener: …`.
+ */
+export async function listenOps(o: OpsStageOptions | undefined, close: () => Promise<void>): Promise<{ listener: OpsListener; url: string; port: number } | undefined> {
+  if (!o) return undefined;
+  try {
+    return await startOps(o);
+  } catch (err) {
+    await close();
+    throw new Error(`operations listener: ${(err as Error | undefined)?.message ?? String(err)}`);
+  }
 }

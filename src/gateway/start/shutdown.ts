@@ -1,5 +1,5 @@
 /**
- * startGateway's last stage (server.ts): how the gateway stops. `close()` stops at once (requests
+ * startGateway's shutdown stage (server.ts): how the gateway stops. `close()` stops at once (requests
  * in flight are aborted, sockets destroyed); `drain()` is the graceful stop — readiness off (new
  * requests and `/readyz` answered 503 while the listener stays open), idle connections closed,
  * streams in flight given until the deadline (shutdown.ts `Drain`), then no new connections, their
