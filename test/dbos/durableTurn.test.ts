@@ -147,17 +147,25 @@ d('inside DBOS', () => {
     else expect(rb.stdout).toBe('');
   }, 120_000);
 
-  test('the executor holding the lease is killed: the waiting one takes the turn over, no unsafe call twice', async () => {
+  test('the executor holding the lease is killed while a second one is attached: the next launch takes the turn over at once, no unsafe call twice', async () => {
+    // DBOS recovers a pending workflow at launch only: a process that attached to the workflow while
+    // the first one ran keeps waiting for its result when the first dies. The next launch recovers
+    // it, and the turn's lease (its holder dead on this host) is taken over without waiting a TTL.
     const workflow = 'two-executors-kill-8';
     const a = runProgram(db, effects, { workflow, seed: 8, toolMs: 600, env: { SLUICE_TEST_DIE_AFTER_EFFECT: '4' } });
     for (let i = 0; i < 400 && !readEffects(effects, workflow).some((e) => e.file === 'model'); i++) await new Promise((r) => setTimeout(r, 50));
     const b = runProgram(db, effects, { workflow, seed: 8, toolMs: 600 });
     const ra = await a;
     expect(ra.signal).toBe('SIGKILL');
-    const rb = await b;
-    expect(rb.code).toBe(0);
-    const line = parseLine(rb.stdout);
+    const t0 = Date.now();
+    const c = await runProgram(db, effects, { workflow, seed: 8, toolMs: 600 });
+    expect(c.code).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(30_000); // well under the lease's 60 s TTL: the dead holder's lease was taken over
+    const line = parseLine(c.stdout);
     expect(checkRun(line, readEffects(effects, workflow), await scriptOf(8))).toEqual([]);
+    const rb = await b; // the attached process gets the recovered workflow's result
+    expect(rb.code).toBe(0);
+    expect(parseLine(rb.stdout)).toEqual(line);
   }, 120_000);
 
   test("a changed program: the turn's step moved → DBOS's unexpected-step error, nothing runs", async () => {
