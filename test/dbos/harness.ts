@@ -196,17 +196,8 @@ export function checkRun(line: ProgramLine, effects: EffectLine[], script: Scrip
   return problems;
 }
 
-/** A seeded PRNG for kill points (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG for kill points (mulberry32, the project's one implementation). */
+export { prng } from '../../bench/prng';
 
 export interface CrashRunStats {
   launches: number;

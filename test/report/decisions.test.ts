@@ -5,10 +5,11 @@
  * the documented contract). Each model has a known truth; the report must find it within 15% and
  * decide enable / keep-off / more-data / no-go, the same in JSON, text, Markdown and HTML.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runGenerator } from './generate';
 import { decide, DEFAULT_THRESHOLDS, type Report, type ReportRow, summarize } from '../../src/report/model';
 import { COLUMNS } from '../../src/report/render';
 import { runCli } from '../helpers/cli';
@@ -71,15 +72,7 @@ function gatewayLog(): string {
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-decide-'));
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'shadowDay.ts'), tmp], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-  if (code !== 0) throw new Error(`the shadow generator failed (${code}): ${err}`);
+  await runGenerator('shadowDay.ts', tmp, 'shadow');
   fs.mkdirSync(dataDir());
   const otlp = fs.readFileSync(path.join(tmp, 'otlp', 'shadow.jsonl'), 'utf8');
   fs.writeFileSync(path.join(dataDir(), 'shadow.jsonl'), markBad(otlp));

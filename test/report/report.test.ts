@@ -4,10 +4,10 @@
  * backend reset, client aborts; read back from the gateway's JSON log and from the OTLP/HTTP JSON
  * a real receiver got. The table's numbers are checked against the script the day was played from.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runGenerator } from './generate';
 import { main } from '../../src/cli/main';
 import type { Report, ReportRow } from '../../src/report/model';
 
@@ -20,15 +20,7 @@ const OTLP = (): string => path.join(tmp, 'otlp', 'traces.jsonl');
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-report-'));
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'day.ts'), tmp], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-  if (code !== 0) throw new Error(`the day generator failed (${code}): ${err}`);
+  await runGenerator('day.ts', tmp, 'day');
 }, 120_000);
 
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
