@@ -9,6 +9,7 @@ import type { CompletionMode } from '../../engine/controller';
 import type { WireFormat } from '../../wire/events';
 import type { StreamReader } from '../../wire/index';
 import type { CanonicalRequest, ModelMapping, ToolParam } from '../canonical';
+import type { MemoryBudget } from '../body';
 import type { BodyWorkerPool } from '../worker/pool';
 import type { RequestHead } from '../worker/translate';
 import type { InboundApi } from '../inbound/types';
@@ -43,6 +44,11 @@ export interface ExchangeContext {
   toolUseOnStop: boolean;
   malformedCalls: MalformedCallMode;
   maxBodyBytes: number;
+  /**
+   * The gateway's memory budget (body.ts): a backend's whole JSON answer (one that ignored
+   * `stream: true`) is charged to it while it is read, like a request body; absent: not counted.
+   */
+  budget?: MemoryBudget;
   idleTimeoutMs: number;
   pingIntervalMs: number;
   idGenerator?: IdGenerator;

@@ -9,6 +9,13 @@
  * block; a stream that carried nothing is an error), the idle timer (re-armed only by bytes that
  * are more than SSE comments, paused while the client is not reading), the request deadline, the
  * drain deadline after the commit point, and a JSON (non-SSE) 2xx body read whole and replayed.
+ *
+ * That JSON body is read like a `GET /v1/models` answer (upstream/answer.ts `AnswerReader`): the
+ * body size cap, the JSON depth limit and the memory budget, checked and charged as the bytes
+ * arrive, given back once it is parsed or the exchange ends. A limit it breaks is answered like
+ * any exchange error: before the commit point (a non-streaming request) the router's HTTP answer
+ * in the inbound API's error shape — 502 `api_error`, 503 `overloaded_error` with `retry-after: 1`
+ * — and after it (a streaming request) the API's error frame with the same type and message.
  */
 import type * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -19,9 +26,12 @@ import { type Exchange, ms } from './context';
 import type { Turn } from './control';
 import type { ClientSink } from './sink';
 import type { PipelineStage } from './fault';
-import { StringDecoder } from 'node:string_decoder';
-import { JsonScanner } from '../../args/scanner';
-import { ANSWER_MAX_DEPTH } from '../upstream/answer';
+import { ANSWER_MAX_DEPTH, AnswerReader } from '../upstream/answer';
+import { GatewayError } from '../errors';
+import { committed } from './fault';
+
+/** The stream error of a JSON answer that is not one JSON value the backend's format can read. */
+const UNREADABLE_JSON = 'upstream: unreadable JSON response';
 
 /** Bytes of the backend's stream decoded per turn of the event loop at most (then it waits a turn): a few ms. */
 const TURN_BYTES = 256 * 1024;
@@ -34,9 +44,15 @@ export async function decodeUpstream(x: Exchange, upRes: http.IncomingMessage, t
     else x.ac.signal.addEventListener('abort', () => r(), { once: true });
   });
   try {
-    await Promise.race([turn.terminated, gone, turn.ctrl.done]);
+    await Promise.race([turn.terminated, gone, turn.ctrl.done, d.refused]);
   } finally {
     d.stop();
+  }
+  if (d.refusal) {
+    // Not committed yet: the turn is dropped and the router answers the refusal (exchange.ts).
+    turn.ctrl.abort('drop');
+    sink.abandon();
+    throw d.refusal;
   }
 }
 
@@ -49,9 +65,13 @@ class Decoder {
   private readonly deadline?: NodeJS.Timeout;
   /** The backend stream is over (ended or failed): later bytes are ignored. */
   private done = false;
-  private readonly isJson: boolean;
-  private jsonParts: Buffer[] = [];
-  private jsonSize = 0;
+  /** A whole JSON answer's reader (a backend that ignored `stream: true`); undefined for SSE. */
+  private readonly json?: AnswerReader;
+  /** A limit the JSON answer broke before the commit point: the exchange throws it (`decodeUpstream`). */
+  refusal?: GatewayError;
+  /** Resolves when `refusal` is set. */
+  readonly refused: Promise<void>;
+  private refuse!: () => void;
 
   constructor(
     private readonly x: Exchange,
@@ -61,7 +81,10 @@ class Decoder {
   ) {
     const { ctx } = x;
     this.reader = ctx.newReader(x.creq.tools ?? []);
-    this.isJson = /application\/json/i.test(String(upRes.headers['content-type'] ?? ''));
+    this.refused = new Promise<void>((r) => (this.refuse = r));
+    if (/application\/json/i.test(String(upRes.headers['content-type'] ?? ''))) {
+      this.json = new AnswerReader({ maxBytes: ctx.maxBodyBytes, maxDepth: ANSWER_MAX_DEPTH, what: 'upstream JSON answer', ...(ctx.budget ? { budget: ctx.budget } : {}) });
+    }
     this.idle = new IdleTimer(ctx.idleTimeoutMs, () => this.cut('timeout_error', `upstream sent nothing for ${ctx.idleTimeoutMs} ms`));
     // Overall deadline: a backend that keeps sending forever cannot hold a slot forever.
     const deadlineMs = ctx.requestDeadlineMs;
@@ -117,7 +140,7 @@ class Decoder {
       this.x.stats.firstByteMs = ms(performance.now() - this.x.t0);
       this.x.obs.firstByte();
     }
-    if (this.isJson) {
+    if (this.json) {
       this.idle.touch();
       return this.collectJson(chunk);
     }
@@ -187,7 +210,7 @@ class Decoder {
     if (this.done) return;
     this.decodeParts(); // 'end' can come before the `read` microtask of the last socket read
     this.done = true;
-    if (this.isJson) this.replayJson();
+    if (this.json) this.replayJson();
     this.feed(this.reader.end());
     this.sink.flush();
   }
@@ -208,37 +231,50 @@ class Decoder {
   }
 
   /**
-   * A whole JSON answer is read like a request body (upstream/answer.ts): within the body size cap
-   * and the JSON depth limit while it arrives (the JsonScanner); past either, the stream fails at
-   * once and the rest is not read.
+   * A whole JSON answer is read like a `/v1/models` answer (upstream/answer.ts `AnswerReader`):
+   * within the body size cap, the JSON depth limit and the memory budget while it arrives; past
+   * any of them (or at its first byte that is not JSON) the rest is not read and the request ends.
    */
   private collectJson(chunk: Buffer): void {
-    this.jsonSize += chunk.length;
-    const max = this.x.ctx.maxBodyBytes;
-    if (this.jsonSize > max) return this.cut('api_error', `upstream: JSON answer larger than ${max} bytes`);
-    this.jsonScan.push(this.jsonText.write(chunk));
-    if (this.jsonScan.maxNesting > ANSWER_MAX_DEPTH) return this.cut('api_error', `upstream: JSON answer nested deeper than ${ANSWER_MAX_DEPTH} levels`);
-    this.jsonParts.push(chunk);
+    try {
+      this.json!.push(chunk);
+    } catch (err) {
+      this.jsonFailed(err);
+    }
   }
 
-  private readonly jsonScan = new JsonScanner();
-  private readonly jsonText = new StringDecoder('utf8');
+  /**
+   * The JSON answer broke a limit (a GatewayError) or is not JSON. Before the commit point the
+   * GatewayError is the request's answer (the router sends it with its status and headers); after
+   * it, the stream ends with the API's error frame of the same type and message.
+   */
+  private jsonFailed(err: unknown): void {
+    if (err instanceof GatewayError && !committed(this.x)) {
+      this.done = true;
+      this.refusal = err;
+      this.upRes.destroy();
+      this.refuse();
+      return;
+    }
+    if (err instanceof GatewayError) return this.cut(err.type, err.message);
+    this.cut('api_error', UNREADABLE_JSON);
+  }
 
   /** A whole JSON answer (a backend that ignored `stream: true`) → the payloads its stream would have had. */
   private replayJson(): void {
     let payloads: unknown[] | undefined;
     try {
-      payloads = this.x.ctx.upstreamFormat.jsonToPayloads(JSON.parse(Buffer.concat(this.jsonParts).toString('utf8')));
+      payloads = this.x.ctx.upstreamFormat.jsonToPayloads(this.json!.finish());
     } catch {
       payloads = undefined;
     }
-    this.jsonParts = [];
     if (payloads) for (const p of payloads) this.feed(this.reader.write(`data: ${p === '[DONE]' ? p : JSON.stringify(p)}\n\n`));
-    else this.feed([{ type: 'stream.error', error: { type: 'api_error', message: 'upstream: unreadable JSON response' }, retryable: false }]);
+    else this.feed([{ type: 'stream.error', error: { type: 'api_error', message: UNREADABLE_JSON }, retryable: false }]);
   }
 
   /** The exchange is finishing: timers off, the backend connection closed if it is still open. */
   stop(): void {
+    this.json?.release();
     this.idle.stop();
     if (this.deadline) clearTimeout(this.deadline);
     this.x.endForShutdown = undefined;

@@ -171,7 +171,8 @@ function requestInfo(a: Arrival, stream: boolean, model: string, upstreamModel: 
 /** The end of a request that threw before its response was committed (the router answers the error). */
 export function thrownEnd(err: unknown, stage: string): RequestEnd {
   if (err instanceof GatewayError) {
-    const outcome = err.status === 503 && err.type === 'overloaded_error' ? 'shutdown' : stage;
+    // A 503 with `retry-after` is a memory-budget refusal (upstream/answer.ts); without, the drain.
+    const outcome = err.status === 503 && err.type === 'overloaded_error' ? (err.headers?.['retry-after'] !== undefined ? 'overloaded' : 'shutdown') : stage;
     return { status: err.status, outcome, errorType: err.type, toolUses: 0, malformedCalls: 0 };
   }
   return { status: 500, outcome: 'internal_error', errorType: 'api_error', toolUses: 0, malformedCalls: 0 };

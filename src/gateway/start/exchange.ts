@@ -61,6 +61,7 @@ export function startExchange(options: GatewayOptions, o: StartOptions, telemetr
     toolUseOnStop: options.toolUseOnStop ?? true,
     malformedCalls: options.malformedCalls ?? 'pass',
     maxBodyBytes: opts.maxBodyBytes,
+    budget,
     idleTimeoutMs: opts.idleTimeoutMs,
     pingIntervalMs: opts.pingIntervalMs,
     ...(opts.idGenerator ? { idGenerator: opts.idGenerator } : {}),

@@ -5,6 +5,10 @@
  * as the bytes arrive, given back when the answer is parsed). A backend that answers 300 MiB, or
  * JSON nested a million levels deep, costs the gateway the cap and a quick 502 — not its memory
  * or its event loop.
+ *
+ * One reader (`AnswerReader`) for every such answer: the models list (`readAnswerJson`, a fetch
+ * body) and a model request's whole JSON answer from a backend that ignored `stream: true`
+ * (exchange/decode.ts, an IncomingMessage's chunks).
  */
 import { JsonScanner } from '../../args/scanner';
 import type { MemoryBudget } from '../body';
@@ -34,46 +38,104 @@ export class NotJsonAnswer extends Error {
 }
 
 /**
- * Read a fetch Response's body as JSON within `limits`. Throws GatewayError: 502 `api_error` when
- * it is too large or too deep (the rest is not read: the body is cancelled), 503
+ * The reading core: one answer's bytes pushed as they arrive (a fetch body's reads, an
+ * IncomingMessage's `data` events), checked at the byte that breaks a limit, charged to the budget
+ * as they come and given back by `finish` or `release` (whichever comes first; both are safe to
+ * call again). `push` throws GatewayError: 502 `api_error` too large or too deep, 503
+ * `overloaded_error` (`retry-after: 1`) when the budget has no room; `NotJsonAnswer` at the first
+ * byte that cannot be JSON. A throw has already released what the answer held.
+ */
+export class AnswerReader {
+  private readonly scanner = new JsonScanner();
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false });
+  private parts: string[] = [];
+  private size = 0;
+  private charged = 0;
+  private released = false;
+
+  constructor(private readonly limits: AnswerLimits) {}
+
+  /** Bytes read so far. */
+  get bytes(): number {
+    return this.size;
+  }
+
+  /** One chunk of the answer. */
+  push(chunk: Uint8Array): void {
+    if (this.released) return;
+    try {
+      this.take(chunk);
+    } catch (err) {
+      this.release();
+      throw err;
+    }
+  }
+
+  private take(chunk: Uint8Array): void {
+    const { maxBytes, maxDepth, budget, what } = this.limits;
+    this.size += chunk.byteLength;
+    if (this.size > maxBytes) throw bad(what, `larger than ${maxBytes} bytes`);
+    if (budget) {
+      if (!budget.take(chunk.byteLength)) throw new GatewayError(503, `${what}: the gateway's memory budget has no room for it now`, 'overloaded_error', { 'retry-after': '1' });
+      this.charged += chunk.byteLength;
+    }
+    const text = this.decoder.decode(chunk, { stream: true });
+    this.scanner.push(text);
+    if (this.scanner.maxNesting > maxDepth) throw bad(what, `JSON nested deeper than ${maxDepth} levels`);
+    if (this.scanner.status === 'invalid') throw new NotJsonAnswer(`${what}: not JSON`);
+    this.parts.push(text);
+  }
+
+  /** The whole answer, parsed; what it held is released. Throws `NotJsonAnswer` when it is not one complete JSON value. */
+  finish(): unknown {
+    const { what } = this.limits;
+    try {
+      if (this.released) throw new NotJsonAnswer(`${what}: already released`);
+      const rest = this.decoder.decode();
+      this.scanner.push(rest);
+      this.parts.push(rest);
+      if (this.scanner.finish() !== 'closed') throw new NotJsonAnswer(`${what}: not one complete JSON value`);
+      try {
+        return JSON.parse(this.parts.join('')) as unknown;
+      } catch {
+        throw new NotJsonAnswer(`${what}: not JSON`);
+      }
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Drop the text and give the budget back (an answer that failed or was abandoned). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.parts = [];
+    if (this.limits.budget && this.charged > 0) this.limits.budget.give(this.charged);
+    this.charged = 0;
+  }
+}
+
+/**
+ * Read a fetch Response's body as JSON within `limits` (`AnswerReader`). Throws GatewayError: 502
+ * `api_error` when it is too large or too deep (the rest is not read: the body is cancelled), 503
  * `overloaded_error` when the memory budget has no room for it; `NotJsonAnswer` when it is not one
  * JSON value.
  */
 export async function readAnswerJson(res: Response, limits: AnswerLimits): Promise<unknown> {
-  const { maxBytes, maxDepth, budget, what } = limits;
   const body = res.body;
-  if (!body) throw new NotJsonAnswer(`${what}: empty`);
+  if (!body) throw new NotJsonAnswer(`${limits.what}: empty`);
   const reader = body.getReader();
-  const scanner = new JsonScanner();
-  const decoder = new TextDecoder('utf-8', { fatal: false });
-  const parts: string[] = [];
-  let size = 0;
-  let charged = 0;
+  const answer = new AnswerReader(limits);
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) throw bad(what, `larger than ${maxBytes} bytes`);
-      if (budget) {
-        if (!budget.take(value.byteLength)) throw new GatewayError(503, `${what}: the gateway's memory budget has no room for it now`, 'overloaded_error', { 'retry-after': '1' });
-        charged += value.byteLength;
-      }
-      const text = decoder.decode(value, { stream: true });
-      scanner.push(text);
-      if (scanner.maxNesting > maxDepth) throw bad(what, `JSON nested deeper than ${maxDepth} levels`);
-      if (scanner.status === 'invalid') throw new NotJsonAnswer(`${what}: not JSON`);
-      parts.push(text);
+      answer.push(value);
     }
-    const rest = decoder.decode();
-    scanner.push(rest);
-    parts.push(rest);
-    if (scanner.finish() !== 'closed') throw new NotJsonAnswer(`${what}: not one complete JSON value`);
-    return JSON.parse(parts.join('')) as unknown;
+    return answer.finish();
   } finally {
-    parts.length = 0;
-    if (size > 0) void reader.cancel().catch(() => undefined);
-    if (budget && charged > 0) budget.give(charged);
+    answer.release();
+    if (answer.bytes > 0) void reader.cancel().catch(() => undefined);
   }
 }
 

@@ -69,7 +69,7 @@ describe('a whole JSON answer where a stream was asked for', () => {
       const r = await rawRequest(gw.url, { path: '/v1/chat/completions', body: JSON.stringify(ROUTES.chat.body) });
       expect(performance.now() - t0).toBeLessThan(2000);
       expect(r.status).toBe(200);
-      expect(r.text).toContain('upstream: JSON answer nested deeper than 128 levels');
+      expect(r.text).toContain('upstream JSON answer: JSON nested deeper than 128 levels');
     } finally {
       await gw.close();
       server.closeAllConnections();
