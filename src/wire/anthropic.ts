@@ -40,7 +40,7 @@
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { fromTemplate, skim, type Template, templateOf } from './skim';
-import { type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_IN_PLACE } from './pieces';
+import { type PathKey, PIECE_DROP, PIECE_HOLD, PIECE_KEEP, PIECE_TEXT, PIECE_THINKING, type PieceRoute, STRING_IN_PLACE } from './pieces';
 
 const enum Kind {
   Text,
@@ -152,17 +152,33 @@ export class AnthropicAdapter extends BaseAdapter {
     this.checkUnclosed(out);
   }
 
-  /** A huge event (src/wire/pieces.ts): `delta.partial_json` of a content_block_delta is argument text. */
+  /**
+   * A huge event (src/wire/pieces.ts): `delta.partial_json` of a content_block_delta is argument
+   * text, `delta.text` / `delta.thinking` assistant text.
+   */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
-    return pathIs(path, 'delta', 'partial_json') ? STRING_IN_PLACE : undefined;
+    if (path.length !== 2 || path[0] !== 'delta') return undefined;
+    const key = path[1];
+    return key === 'partial_json' || key === 'text' || key === 'thinking' ? STRING_IN_PLACE : undefined;
   }
 
   /**
    * The input_json_delta of an open tool_use block streams to its call; of any other block it is
    * dropped (the payload at the event's end, with `partial_json: ""`, gives the warning `delta`
-   * gives today: unknown block, refused index, delta that does not fit its block).
+   * gives today: unknown block, refused index, delta that does not fit its block). A text_delta's
+   * `text` for an open text block, a thinking_delta's `thinking` for an open thinking block, go out
+   * as deltas as they arrive (it is the event's only event); any other text is held: the payload
+   * decides (its type or index came after the text, or it is dropped with the payload's warning).
    */
-  pieceOpen(head: Obj, _path: readonly PathKey[], _out: EventSink): number {
+  pieceOpen(head: Obj, path: readonly PathKey[], _out: EventSink): number {
+    if (path[1] !== 'partial_json') {
+      if (head.type !== 'content_block_delta' || !isObj(head.delta)) return PIECE_HOLD;
+      const i = wireIndex(head.index);
+      const kind = i === undefined || i === REFUSED_INDEX ? undefined : this.blocks[i]?.kind;
+      if (path[1] === 'text' && head.delta.type === 'text_delta' && kind === Kind.Text) return PIECE_TEXT;
+      if (path[1] === 'thinking' && head.delta.type === 'thinking_delta' && kind === Kind.Thinking) return PIECE_THINKING;
+      return PIECE_HOLD;
+    }
     if (head.type !== 'content_block_delta' || !isObj(head.delta) || head.delta.type !== 'input_json_delta') return PIECE_KEEP;
     const index = wireIndex(head.index);
     const block = index === undefined || index === REFUSED_INDEX ? undefined : this.blocks[index];

@@ -40,7 +40,7 @@
  */
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, textIndex, wireIndex } from './common';
-import { ANY, OBJECT_SPLIT, type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute } from './pieces';
+import { ANY, OBJECT_SPLIT, type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_HOLD } from './pieces';
 
 const FILTER_REASONS = new Set([
   'SAFETY',
@@ -214,9 +214,12 @@ export class GeminiAdapter extends BaseAdapter {
    * passed on as raw JSON text (its spelling as sent, where a small event gets `JSON.stringify`).
    * Split: the parts before it at `pieceOpen`; the call's identity when the rest of its part is
    * read (a `thoughtSignature` or an `id` after `args` still comes first / counts), `call.complete`
-   * once the event has proved valid.
+   * once the event has proved valid. A part's `text` is held (read in pieces, emitted in pieces
+   * where the payload puts it): whether it is thinking, and the signature that goes before it,
+   * come after it in the part.
    */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
+    if (path.length === 6) return pathIs(path, 'candidates', ANY, 'content', 'parts', ANY, 'text') ? STRING_HOLD : undefined;
     return pathIs(path, 'candidates', ANY, 'content', 'parts', ANY, 'functionCall', 'args') ? OBJECT_SPLIT : undefined;
   }
 

@@ -36,7 +36,7 @@
 import { type FinishReason, isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { fromTemplate, skim, type Template, templateOf } from './skim';
-import { ANY, type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_SPLIT } from './pieces';
+import { ANY, type PathKey, pathIs, PIECE_DROP, PIECE_HOLD, PIECE_KEEP, PIECE_TEXT, PIECE_THINKING, type PieceRoute, STRING_IN_PLACE, STRING_SPLIT } from './pieces';
 
 const FINISH_MAP: Record<string, FinishReason> = {
   stop: 'stop',
@@ -99,17 +99,11 @@ export class OpenAIChatAdapter extends BaseAdapter {
   private idToIndex: Map<string, number> | undefined;
   /** The last fast-path payload with one delta string (skim.ts Template); `thinking`: that string is reasoning. */
   private tpl: (Template & { thinking: boolean }) | undefined;
+  /** A huge chunk being read in pieces (src/wire/pieces.ts) opened a call's arguments. */
+  private pieceCall = false;
 
   protected onPayload(p: Obj, out: EventSink): void {
-    if (!this.started && (typeof p.id === 'string' || typeof p.model === 'string')) {
-      this.started = true;
-      const ev: StreamEvent & { type: 'message.start' } = { type: 'message.start' };
-      const id = nonEmpty(p.id);
-      if (id !== undefined) ev.id = id;
-      const model = nonEmpty(p.model);
-      if (model !== undefined) ev.model = model;
-      out.push(ev);
-    }
+    this.start(p, out);
     const choices = p.choices;
     let finish: string | undefined;
     if (Array.isArray(choices)) {
@@ -249,16 +243,58 @@ export class OpenAIChatAdapter extends BaseAdapter {
     return true;
   }
 
+  /** `message.start` once, on the first chunk that carries an id or model. */
+  private start(p: Obj, out: EventSink): void {
+    if (this.started || (typeof p.id !== 'string' && typeof p.model !== 'string')) return;
+    this.started = true;
+    const ev: StreamEvent & { type: 'message.start' } = { type: 'message.start' };
+    const id = nonEmpty(p.id);
+    if (id !== undefined) ev.id = id;
+    const model = nonEmpty(p.model);
+    if (model !== undefined) ev.model = model;
+    out.push(ev);
+  }
+
   /**
    * A huge chunk (src/wire/pieces.ts): `choices[i].delta.tool_calls[k].function.arguments` is
    * argument text. Split: what came before it (message start, text, the call's identity) is
    * handled at `pieceOpen`, the rest of the chunk (finish_reason, usage, later calls) at its end.
+   * `choices[i].delta.content` / `reasoning_content` / `reasoning` are assistant text (`pieceText`).
    */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
+    if (path.length === 4) {
+      const key = path[3];
+      return (key === 'content' || key === 'reasoning_content' || key === 'reasoning') && pathIs(path, 'choices', ANY, 'delta', ANY) ? STRING_IN_PLACE : undefined;
+    }
     return pathIs(path, 'choices', ANY, 'delta', 'tool_calls', ANY, 'function', 'arguments') ? STRING_SPLIT : undefined;
   }
 
+  /**
+   * Text of the chunk's first choice goes out as it arrives when the head shows it comes first
+   * among the chunk's events: choice index 0 in the head, the message start known (sent now, before
+   * the text) or already sent, no call opened by this chunk yet, and for `content` no reasoning
+   * before it in the delta (that thinking is emitted first). `reasoning` next to a string
+   * `reasoning_content` is dropped (the chunk's thinking is the latter). Anything else is held: the
+   * payload at the chunk's end decides where (and whether) it goes.
+   */
+  private pieceText(head: Obj, path: readonly PathKey[], out: EventSink): number {
+    const choices = head.choices as unknown[];
+    const c = choices[path[1] as number];
+    const d = isObj(c) ? c.delta : undefined;
+    if (this.pieceCall || path[1] !== 0 || !isObj(c) || c.index !== 0 || !isObj(d)) return PIECE_HOLD;
+    if (!this.started && typeof head.id !== 'string' && typeof head.model !== 'string') return PIECE_HOLD;
+    const key = path[3];
+    if (key === 'reasoning' && typeof d.reasoning_content === 'string') return PIECE_DROP;
+    if (key === 'content') {
+      const r = typeof d.reasoning_content === 'string' ? d.reasoning_content : d.reasoning;
+      if (typeof r === 'string' && r.length > 0) return PIECE_HOLD;
+    }
+    this.start(head, out);
+    return key === 'content' ? PIECE_TEXT : PIECE_THINKING;
+  }
+
   pieceOpen(head: Obj, path: readonly PathKey[], out: EventSink): number {
+    if (path.length === 4) return this.pieceText(head, path, out);
     // The value is the head's last element of each array on its path (after a split, earlier
     // elements are not in the head: positions there are not the path's).
     const choices = head.choices as unknown[];
@@ -271,10 +307,15 @@ export class OpenAIChatAdapter extends BaseAdapter {
     if (index === REFUSED_INDEX) return PIECE_DROP; // the payload warns: invalid_index
     if (index === undefined) return PIECE_KEEP; // matched by id/order: read whole
     this.onPayload(head, out);
+    this.pieceCall = true;
     return index;
   }
 
   pieceClose(_index: number, _out: EventSink): void {}
+
+  pieceEnd(_out: EventSink): void {
+    this.pieceCall = false;
+  }
 
   /** Hooks for dialects (Dynamo): extra fields on a choice / on the chunk. */
   protected choiceExtras(_choice: Obj, _out: EventSink): void {}

@@ -39,7 +39,7 @@
 import { isRetryableErrorType, type StreamEvent, type Usage } from './events';
 import { BaseAdapter, type EventSink, isObj, nonEmpty, num, type Obj, REFUSED_INDEX, wireIndex } from './common';
 import { skim } from './skim';
-import { ANY, type PathKey, pathIs, PIECE_DROP, PIECE_KEEP, type PieceRoute, STRING_DROP, STRING_IN_PLACE } from './pieces';
+import { ANY, type PathKey, pathIs, PIECE_DROP, PIECE_HOLD, PIECE_KEEP, PIECE_TEXT, PIECE_THINKING, type PieceRoute, STRING_DROP, STRING_IN_PLACE } from './pieces';
 
 interface ItemState {
   call: number;
@@ -204,7 +204,7 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
    * A huge event (src/wire/pieces.ts): the `delta` of function_call_arguments.delta, the
    * `arguments` of function_call_arguments.done and the `item.arguments` of output_item.done are
    * argument text; a response's `output[].arguments` (response.completed and the like) repeat it
-   * and are never read here.
+   * and are never read here. The `delta` of a text or reasoning delta event is assistant text.
    */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined {
     if (pathIs(path, 'delta') || pathIs(path, 'arguments') || pathIs(path, 'item', 'arguments')) return STRING_IN_PLACE;
@@ -219,6 +219,15 @@ export class OpenAIResponsesAdapter extends BaseAdapter {
   pieceOpen(head: Obj, path: readonly PathKey[], _out: EventSink): number {
     if (head.output_index !== undefined && wireIndex(head.output_index) === REFUSED_INDEX) return PIECE_DROP;
     const type = head.type;
+    if (path[0] === 'delta') {
+      // Text out as it arrives once the event's type and output_index are known (the only event
+      // it gives); without them the payload decides (held: a refused output_index drops it).
+      const text = type === 'response.output_text.delta' || type === 'response.refusal.delta';
+      if (text || type === 'response.reasoning_summary_text.delta' || type === 'response.reasoning_text.delta') {
+        return head.output_index === undefined ? PIECE_HOLD : text ? PIECE_TEXT : PIECE_THINKING;
+      }
+      if (type === undefined) return PIECE_HOLD;
+    }
     let st: ItemState | undefined;
     if (type === 'response.function_call_arguments.delta' && path[0] === 'delta') {
       st = this.find(head);

@@ -14,6 +14,20 @@
  * - an `'object'` route (Gemini `functionCall.args`): the raw JSON text of the object goes out as
  *   `call.fragment` pieces, and the O(n) `JsonScanner` (src/args/scanner.ts) finds where it ends.
  *
+ * Assistant text is routed the same way (issue 27): a `'string'` value the adapter answers with
+ * `PIECE_TEXT` / `PIECE_THINKING` at `pieceOpen` (Anthropic `delta.text` / `delta.thinking`, Chat
+ * `choices[0].delta.content` / reasoning, Responses text and reasoning `delta`s) is unescaped the
+ * same way and each piece goes out at once as a `text.delta` / `thinking.delta`: several deltas
+ * whose concatenation is the value. The adapter answers so only where nothing the whole-event path
+ * would emit before the text can still come after it in the event (the keys that decide it are in
+ * the head). Where that is not known yet — Gemini `parts[].text` (its `thought` flag and
+ * `thoughtSignature` follow the text), a head without the event's `type` — the value is held
+ * (`PIECE_HOLD`, a `hold` route): unescaped piece by piece into pieces kept aside, a stand-in string
+ * put at its place in the parsed payload, and every `text.delta` / `thinking.delta` /
+ * `call.fragment` the adapter emits with the stand-in is replaced by one event per piece. So held
+ * text comes out exactly where and as what the whole-event path would emit it (and not at all where
+ * that path would drop it), without one `JSON.parse` or one string of the whole value.
+ *
  * When a routed value starts, the adapter sees the event parsed so far (`pieceOpen(head, path)`:
  * everything before the value, the value itself a placeholder `""` / `{}`, containers closed) and
  * answers with the call index the text belongs to, `PIECE_DROP` (validate the value and drop it:
@@ -32,7 +46,12 @@
  * where `JSON.parse` would keep only the last value) gives the `bad_json` warning exactly as the
  * whole-event path does, and every call that got text from the event gets one more fragment, a
  * NUL, which no JSON text can contain: the call ends malformed, as it would have without the
- * event's text. Events already emitted from the event's head (a split) stay emitted.
+ * event's text. Events already emitted from the event's head (a split) stay emitted, and so does
+ * text already sent as deltas (what a client has seen cannot be taken back; the `bad_json` warning
+ * follows it); held text of a broken event is dropped, as the whole-event path drops it. Once a
+ * value went out as it arrived, the keys that decided it (`type`, `index`, `output_index` and the
+ * keys on its path) may not come again in their objects: `JSON.parse` would keep only the last, so
+ * such an event is refused (`bad_json`) like a repeated key at a streamed position.
  *
  * Cost: O(piece) per read — the tokenizer never re-reads what it has passed; the collected text is
  * joined and parsed once at a split or the end. Memory: what is not streamed (bounded by the
@@ -40,6 +59,7 @@
  */
 import { JsonScanner } from '../args/scanner';
 import { type EventSink, isObj, type Obj, warning } from './common';
+import type { StreamEvent } from './events';
 import type { SsePieceSink } from './sse';
 
 export type PathKey = string | number;
@@ -67,6 +87,8 @@ export interface PieceRoute {
    * it: src/args/buffer.ts reads a huge argument object this way). Shorter ones are collected.
    */
   readonly aside?: boolean;
+  /** Always held (`PIECE_HOLD`), without asking the adapter. */
+  readonly hold?: boolean;
 }
 
 export const STRING_IN_PLACE: PieceRoute = Object.freeze({ kind: 'string', split: false });
@@ -74,6 +96,7 @@ export const STRING_SPLIT: PieceRoute = Object.freeze({ kind: 'string', split: t
 export const OBJECT_SPLIT: PieceRoute = Object.freeze({ kind: 'object', split: true });
 export const STRING_DROP: PieceRoute = Object.freeze({ kind: 'string', split: false, drop: true });
 export const STRING_ASIDE: PieceRoute = Object.freeze({ kind: 'string', split: false, aside: true });
+export const STRING_HOLD: PieceRoute = Object.freeze({ kind: 'string', split: false, hold: true });
 
 /** An `aside` string at least this long is kept out of the collected text. */
 const ASIDE_CHARS = 4096;
@@ -87,12 +110,21 @@ const ASIDE = -3;
 export const PIECE_KEEP = -1;
 /** `pieceOpen` answers: validate the value and drop it (the payload holds the placeholder). */
 export const PIECE_DROP = -2;
+/** `pieceOpen` answers: the value is assistant text, each piece a `text.delta` as it arrives. */
+export const PIECE_TEXT = -4;
+/** `pieceOpen` answers: the value is thinking text, each piece a `thinking.delta` as it arrives. */
+export const PIECE_THINKING = -5;
+/** `pieceOpen` answers: hold the value's pieces and emit them where the payload's events put it. */
+export const PIECE_HOLD = -6;
 
 /** The adapter side (implemented by the four provider adapters). */
 export interface PieceAdapter {
   /** Pure: is the value at `path` argument text? */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined;
-  /** A routed value starts (see the module comment): a call index, `PIECE_DROP` or `PIECE_KEEP`. */
+  /**
+   * A routed value starts (see the module comment): a call index, `PIECE_TEXT`, `PIECE_THINKING`,
+   * `PIECE_HOLD`, `PIECE_DROP` or `PIECE_KEEP`.
+   */
   pieceOpen(head: Obj, path: readonly PathKey[], out: EventSink): number;
   /** The routed value that went to call `index` ended, in an event now known to be valid. */
   pieceClose(index: number, out: EventSink): void;
@@ -118,6 +150,8 @@ const U = 117;
 
 /** Members of an object on the path kept in a split's skeleton (they say what the object is). */
 const SKELETON_KEYS = new Set(['index', 'type']);
+/** Keys adapters decide by: noted in every object, fixed there once a value went out as it arrived. */
+const DECIDING_KEYS = new Set(['index', 'type', 'output_index']);
 /** Longest key (or kept member value) read as a name; longer ones match no route. */
 const MAX_NAME = 256;
 /** Routed values per event that the adapter is asked about (each costs a parse of the head). */
@@ -146,6 +180,21 @@ interface Frame {
   members: string;
   /** Keys of this object whose value was streamed (a repeat is refused). */
   routed?: string[];
+  /** DECIDING_KEYS seen in this object. */
+  seen?: string[];
+  /** Keys that may not come again: a value under them, or decided by them, went out (a repeat is refused). */
+  fixed?: string[];
+  /** An array's position that is element 0 of the payload being collected (set at a split). */
+  base?: number;
+}
+
+/** A held value (`PIECE_HOLD`): its place in the payload being collected, its pieces, its stand-in. */
+interface Hold {
+  path: PathKey[];
+  parts: string[];
+  name: string;
+  /** Its stand-in was emitted (a split's head emitted it: not again at the end). */
+  used?: boolean;
 }
 
 function isWs(c: number): boolean {
@@ -227,6 +276,12 @@ export class PieceDecoder implements SsePieceSink {
   private asideRaw: string | undefined;
   private asideText = '';
   private asides: { path: PathKey[]; text: string }[] = [];
+  /** The pieces of the held value being read, and the held values read (`PIECE_HOLD`). */
+  private holdParts: string[] = [];
+  private holds: Hold[] = [];
+  /** Stand-ins made by this decoder (a random part, so no text a sender writes is one). */
+  private readonly nonce = Math.random().toString(36).slice(2);
+  private stands = 0;
 
   constructor(
     private readonly adapter: PieceAdapter,
@@ -259,12 +314,12 @@ export class PieceDecoder implements SsePieceSink {
         this.st = St.Bad;
       }
       if (this.st === St.End) {
-        const { held, closes, asides } = this;
+        const { held, closes, asides, holds } = this;
         this.reset();
         for (const a of asides) payload = putAside(payload, a.path, a.text);
         for (const h of held) out.push({ type: 'call.fragment', index: h.index, text: h.text });
         for (const index of closes) this.adapter.pieceClose(index, out);
-        this.adapter.pushInto(payload, out);
+        this.adapter.pushInto(payload, holds.length > 0 ? standIn(payload, holds, out) : out);
         this.adapter.pieceEnd?.(out);
         return;
       }
@@ -302,18 +357,25 @@ export class PieceDecoder implements SsePieceSink {
     this.asides = [];
     this.asideRaw = undefined;
     this.asideText = '';
+    this.holdParts = [];
+    this.holds = [];
   }
 
   private collect(s: string): void {
     if (s.length === 0 || this.st === St.Dropped) return;
-    this.collectedChars += s.length;
-    if (this.collectedChars > this.o.maxChars) {
-      this.st = St.Dropped;
-      this.collected = [];
-      this.o.tooLarge(`SSE event larger than ${this.o.maxChars} characters dropped`);
-      return;
-    }
-    this.collected.push(s);
+    if (this.charge(s.length)) this.collected.push(s);
+  }
+
+  /** Count kept text (collected or held) against `maxChars`; false when it went over (the event is dropped). */
+  private charge(n: number): boolean {
+    this.collectedChars += n;
+    if (this.collectedChars <= this.o.maxChars) return true;
+    this.st = St.Dropped;
+    this.collected = [];
+    this.holds = [];
+    this.holdParts = [];
+    this.o.tooLarge(`SSE event larger than ${this.o.maxChars} characters dropped`);
+    return false;
   }
 
   private takeCollected(): string {
@@ -325,6 +387,16 @@ export class PieceDecoder implements SsePieceSink {
   private path(): PathKey[] {
     const p: PathKey[] = new Array(this.frames.length);
     for (let k = 0; k < this.frames.length; k++) p[k] = this.frames[k]!.key;
+    return p;
+  }
+
+  /** The current position in the payload being collected (array positions counted from the last split). */
+  private payloadPath(): PathKey[] {
+    const p = this.path();
+    for (let k = 0; k < p.length; k++) {
+      const base = this.frames[k]!.base;
+      if (base !== undefined) p[k] = (p[k] as number) - base;
+    }
     return p;
   }
 
@@ -495,6 +567,11 @@ export class PieceDecoder implements SsePieceSink {
           return n;
         }
       }
+      if (f.fixed?.includes(key)) {
+        this.st = St.Bad; // JSON.parse would keep this later value of a key a streamed value was decided by
+        return n;
+      }
+      if (DECIDING_KEYS.has(key)) (f.seen ??= []).push(key);
       f.key = key;
       this.captureKey = key;
       this.capture = SKELETON_KEYS.has(key) ? '' : undefined;
@@ -542,7 +619,8 @@ export class PieceDecoder implements SsePieceSink {
       return true;
     }
     let target = PIECE_DROP;
-    if (route.drop !== true) {
+    if (route.hold === true) target = PIECE_HOLD;
+    else if (route.drop !== true) {
       if (++this.opens > MAX_OPENS) {
         f.routed?.pop();
         return false;
@@ -560,7 +638,12 @@ export class PieceDecoder implements SsePieceSink {
         this.st = St.Bad;
         return false;
       }
-      target = this.adapter.pieceOpen(head, this.path(), this.o.out());
+      // Values held so far are in the head as their stand-ins: a split's head emits them in place.
+      const holds = this.holds;
+      const out = this.o.out();
+      target = this.adapter.pieceOpen(head, this.path(), holds.length > 0 ? standIn(head, holds, out) : out);
+      if (route.split && target >= 0) this.holds = [];
+      else if (holds.length > 0) this.holds = holds.filter((h) => h.used !== true);
       if (target === PIECE_KEEP) {
         f.routed!.pop();
         return false;
@@ -569,13 +652,18 @@ export class PieceDecoder implements SsePieceSink {
     if (route.split && target >= 0) {
       // Start the collected text again from the skeleton of the open containers.
       let sk = '';
-      for (const fr of this.frames) sk += fr.arr ? '[' : `{${fr.members}${JSON.stringify(fr.key)}:`;
+      for (const fr of this.frames) {
+        sk += fr.arr ? '[' : `{${fr.members}${JSON.stringify(fr.key)}:`;
+        if (fr.arr) fr.base = fr.key as number;
+      }
       this.collected = [];
       this.collectedChars = 0;
       this.collect(sk + placeholder);
     } else this.collect(placeholder);
+    if (target >= 0 || target === PIECE_TEXT || target === PIECE_THINKING) this.fix();
     this.target = target;
     this.pending = '';
+    this.holdParts = [];
     if (route.kind === 'string') {
       this.esc = false;
       this.st = St.Stream;
@@ -586,13 +674,40 @@ export class PieceDecoder implements SsePieceSink {
     return true;
   }
 
+  /**
+   * A value goes out as it arrives: the keys of the objects on its path that decided it (the
+   * DECIDING_KEYS seen, the path's own keys) may not come again (see the module comment).
+   */
+  private fix(): void {
+    const last = this.frames.length - 1;
+    for (let k = 0; k <= last; k++) {
+      const fr = this.frames[k]!;
+      if (fr.arr) continue;
+      const fixed = (fr.fixed ??= []);
+      if (fr.seen !== undefined) for (const key of fr.seen) if (!fixed.includes(key)) fixed.push(key);
+      if (k < last && !fixed.includes(fr.key as string)) fixed.push(fr.key as string);
+    }
+  }
+
   /** Send a piece of the current value's text (`last`: hold it until the event is known valid). */
   private emit(text: string, last = false): void {
     if (this.target === ASIDE) {
       this.asideText += text;
       return;
     }
-    if (text.length === 0 || this.target < 0) return;
+    if (text.length === 0) return;
+    if (this.target < 0) {
+      if (this.target === PIECE_TEXT) this.o.out().push({ type: 'text.delta', text });
+      else if (this.target === PIECE_THINKING) this.o.out().push({ type: 'thinking.delta', text });
+      else if (this.target === PIECE_HOLD && this.st !== St.Dropped && this.charge(text.length)) {
+        // Pieces from small reads are joined up to RAW_PIECE_CHARS (one event each when emitted).
+        const parts = this.holdParts;
+        const n = parts.length;
+        if (n > 0 && parts[n - 1]!.length + text.length <= RAW_PIECE_CHARS) parts[n - 1] += text;
+        else parts.push(text);
+      }
+      return;
+    }
     const index = this.target;
     if (!this.streamed.includes(index)) this.streamed.push(index);
     if (last) this.held.push({ index, text });
@@ -690,7 +805,12 @@ export class PieceDecoder implements SsePieceSink {
   }
 
   private closeValue(): void {
+    if (this.st === St.Dropped) return; // held text went over the cap
     if (this.target === ASIDE) this.asides.push({ path: this.asidePath, text: this.asideText });
+    if (this.target === PIECE_HOLD) {
+      this.holds.push({ path: this.payloadPath(), parts: this.holdParts, name: `\u0000sluice-held-${this.nonce}-${this.stands++}` });
+      this.holdParts = [];
+    }
     if (this.target >= 0) this.closes.push(this.target);
     this.target = PIECE_DROP;
     this.st = this.afterValue();
@@ -703,10 +823,53 @@ function unroute(frames: Frame[]): void {
   if (f !== undefined && !f.arr) f.routed?.pop();
 }
 
+/**
+ * Put `value` at `path` in a parsed payload where the placeholder `""` still is; false when the
+ * path does not lead there (a repeated key made JSON.parse keep another value on the way).
+ */
+function putAt(payload: unknown, path: readonly PathKey[], value: string): boolean {
+  let cur = payload;
+  for (let k = 0; k < path.length - 1; k++) {
+    if (typeof cur !== 'object' || cur === null) return false;
+    cur = (cur as Record<PathKey, unknown>)[path[k]!];
+  }
+  if (typeof cur !== 'object' || cur === null) return false;
+  const o = cur as Record<PathKey, unknown>;
+  const key = path[path.length - 1]!;
+  if (o[key] !== '') return false;
+  o[key] = value;
+  return true;
+}
+
 /** Put an `aside` string back at its path in the parsed payload (the placeholder `""` is there). */
 function putAside(payload: unknown, path: readonly PathKey[], text: string): unknown {
-  let cur = payload as Record<string | number, unknown>;
-  for (let k = 0; k < path.length - 1; k++) cur = cur[path[k]!] as Record<string | number, unknown>;
-  cur[path[path.length - 1]!] = text;
+  putAt(payload, path, text);
   return payload;
+}
+
+/**
+ * Put each held value's stand-in at its place in `payload` (the last first: of a repeated key
+ * JSON.parse kept the last value, so only a place that still holds its placeholder takes one), and
+ * a sink that passes events on to `out`, each text or thinking delta or call fragment whose text is
+ * a stand-in replaced by one such event per piece of the held value.
+ */
+function standIn(payload: unknown, holds: Hold[], out: EventSink): EventSink {
+  const byName = new Map<string, Hold>();
+  for (let k = holds.length - 1; k >= 0; k--) {
+    const h = holds[k]!;
+    if (putAt(payload, h.path, h.name)) byName.set(h.name, h);
+  }
+  return {
+    push(e: StreamEvent): void {
+      if ((e.type === 'text.delta' || e.type === 'thinking.delta' || e.type === 'call.fragment') && e.text.charCodeAt(0) === 0) {
+        const h = byName.get(e.text);
+        if (h !== undefined) {
+          h.used = true;
+          for (const text of h.parts) out.push({ ...e, text });
+          return;
+        }
+      }
+      out.push(e);
+    },
+  };
 }
