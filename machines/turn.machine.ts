@@ -9,12 +9,16 @@ import { AttemptAbort, type CallDone, type CallStatusEvent, initialCallSnapshot,
 /**
  * A turn: one model response and the tool work it causes, over one or more attempts.
  *
- *   streaming ──stream.end [finished]──▶ draining ──all settled──▶ done
- *      │  └─stream.error [canRetry]──▶ backoff ──after retryDelay──▶ streaming (next attempt)
+ *   streaming.open ──stream.finish──▶ streaming.finished ──stream.end──▶ draining ──all settled──▶ done
+ *      │  └─stream.error [canRetry]──▶ backoff ──after retryDelay──▶ streaming.open (next attempt)
  *      └────stream.error [else]──────▶ failed
- *   stream.end without a finish (SPEC §12: a stream that did not finish is not a finished turn)
+ *   stream.end in streaming.open (SPEC §12: a stream that did not finish is not a finished turn)
  *   is a `stream_truncated` error: backoff when another attempt is allowed, else failed.
  *   turn.abort (commit | drop) from streaming / draining / backoff ──▶ done
+ *
+ * These states are the turn's whole lifecycle: the controller keeps no flag of its own for it
+ * (whether the finish came, the stream ended, a retry waits, the turn is closed): it reads them
+ * here (`attemptOpen`, `finishSeen`, `streamEnded` in src/engine/controller.ts).
  *
  * One `toolCall` actor is spawned per call (`call.open`). The controller (src/engine) forwards
  * lifecycle boundaries only; children report what the turn cannot know itself (`call.status`
@@ -170,13 +174,21 @@ export type TurnEvent =
       repaired?: boolean;
     }
   | { type: 'stream.finish'; reason: FinishReason }
-  | { type: 'stream.end' }
+  /**
+   * The attempt's stream ended. `complete`: the final outcome of every call whose payload was not
+   * complete yet (the controller judges its buffer at the end, and repairs a max_tokens-truncated
+   * last call, SPEC §5.7): given to those calls with the end itself, so the end is one step.
+   */
+  | { type: 'stream.end'; complete?: readonly EndCompletion[] }
   | { type: 'stream.error'; error: StreamErrorInfo; retryable: boolean }
   | { type: 'approval.granted'; index: number }
   | { type: 'approval.denied'; index: number; reason?: string }
   | { type: 'turn.abort'; mode?: AbortMode }
   | CallStatusEvent
   | CallDoneEvent;
+
+/** A call's outcome given with `stream.end` (see there). */
+export type EndCompletion = Omit<Extract<TurnEvent, { type: 'call.complete' }>, 'type'>;
 
 export type TurnEmitted =
   | { type: 'call.ready'; index: number; attempt: number; safe: boolean; needsApproval: boolean }
@@ -187,7 +199,8 @@ export type TurnEmitted =
   | { type: 'tool.result'; index: number; attempt: number; result: CallResult; reused?: boolean }
   | { type: 'attempt.retry'; attempt: number; delayMs: number; error: StreamErrorInfo; reason: RetryDelay['reason']; retryAfterMs?: number }
   | { type: 'attempt.begin'; attempt: number }
-  | { type: 'turn.done'; outcome: TurnOutcome };
+  /** `error`: what ended the turn when it failed (the last attempt's error). */
+  | { type: 'turn.done'; outcome: TurnOutcome; error?: StreamErrorInfo };
 
 export interface TurnInput {
   settings: TurnSettings;
@@ -510,8 +523,6 @@ export const turnMachine = setup({
   guards: {
     canRetry: ({ context, event }) =>
       event.type === 'stream.error' && event.retryable && context.attempt < context.settings.maxAttempts,
-    /** The attempt's stream gave its finish (its format's terminal signal): its end is a finished turn. */
-    finished: ({ context }) => context.finish !== undefined,
     /** A stream that ended without its finish is retried like a retryable error (stream_truncated). */
     canRetryTruncated: ({ context }) => context.attempt < context.settings.maxAttempts,
     /** A done event of a call of the current attempt (a discarded attempt's calls are gone). */
@@ -591,13 +602,27 @@ export const turnMachine = setup({
       const error = attemptError(event);
       return error !== undefined ? { retry: retryDelayOf(context.settings, context.attempt, error, context.retry?.delayMs) } : {};
     }),
-    endStream: enqueueActions(({ context, enqueue }) => {
-      enqueue.assign({ streamEnded: true });
-      // Only a call whose payload may still be judged needs it (readiness of empty arguments,
-      // invalid at the end): one released, running or finished ignores it.
+    /**
+     * The stream ended: every call whose payload may still be judged hears it (readiness of empty
+     * arguments, invalid at the end; one released, running or finished ignores it), then the final
+     * outcome the event carries for it, judged knowing the stream ended.
+     *
+     * `streamEnded` is set in place, like the pump's counters: the controller reads it while the
+     * turn tells it of releases in this same step (`settings.notify`), before XState commits the
+     * step's snapshot.
+     */
+    endStream: enqueueActions(({ context, event, enqueue }) => {
+      context.streamEnded = true;
+      const final = new Map<number, EndCompletion>();
+      if (event.type === 'stream.end') for (const c of event.complete ?? []) final.set(c.index, c);
       for (const i of context.seen) {
         const v = context.calls[i];
-        if (v?.ref && !v.retired && (v.phase === 'streaming' || v.phase === 'complete')) enqueue.sendTo(v.ref, { type: 'stream.end' });
+        if (!v?.ref || v.retired || (v.phase !== 'streaming' && v.phase !== 'complete')) continue;
+        enqueue.sendTo(v.ref, { type: 'stream.end' });
+        const c = final.get(i);
+        if (c === undefined) continue;
+        v.phase = 'complete';
+        enqueue.sendTo(v.ref, { type: 'call.complete', outcome: c.outcome, input: c.input, repaired: c.repaired });
       }
     }),
     /**
@@ -717,7 +742,8 @@ export const turnMachine = setup({
     }),
     setOutcome: assign((_, params: { outcome: TurnOutcome }) => ({ outcome: params.outcome })),
     emitDone: enqueueActions(({ context, enqueue }) => {
-      context.outbox.push({ type: 'turn.done', outcome: context.outcome ?? 'done' });
+      const outcome = context.outcome ?? 'done';
+      context.outbox.push({ type: 'turn.done', outcome, ...(outcome === 'failed' && context.error ? { error: context.error } : {}) });
       tellOutbox(context, enqueue);
     }),
   },
@@ -751,19 +777,34 @@ export const turnMachine = setup({
   },
   states: {
     streaming: {
+      initial: 'open',
+      states: {
+        /** No finish yet: an end now is a cut stream (`stream_truncated`, SPEC §12). */
+        open: {
+          on: {
+            'stream.finish': { target: 'finished', actions: 'recordFinish' },
+            'stream.end': [
+              { guard: 'canRetryTruncated', target: '#turn.backoff', actions: ['recordError', 'planRetry'] },
+              {
+                target: '#turn.done',
+                actions: ['recordError', 'discardAttempt', { type: 'setOutcome', params: { outcome: 'failed' } }],
+              },
+            ],
+          },
+        },
+        /** The stream gave its finish (its format's terminal signal): its end is a finished turn. */
+        finished: {
+          on: {
+            // A later finish (e.g. a usage chunk repeating it) replaces the reason.
+            'stream.finish': { actions: 'recordFinish' },
+            'stream.end': { target: '#turn.draining', actions: ['endStream', 'pump'] },
+          },
+        },
+      },
       on: {
         'call.open': { actions: 'spawnCall' },
         'call.identity': { actions: 'forwardToCall' },
         'call.complete': { actions: 'forwardToCall' },
-        'stream.finish': { actions: 'recordFinish' },
-        'stream.end': [
-          { guard: 'finished', target: 'draining', actions: ['endStream', 'pump'] },
-          { guard: 'canRetryTruncated', target: 'backoff', actions: ['recordError', 'planRetry'] },
-          {
-            target: 'done',
-            actions: ['recordError', 'discardAttempt', { type: 'setOutcome', params: { outcome: 'failed' } }],
-          },
-        ],
         'stream.error': [
           { guard: 'canRetry', target: 'backoff', actions: ['recordError', 'planRetry'] },
           {
@@ -822,7 +863,7 @@ export type TurnMachine = typeof turnMachine;
  */
 export function completeCall(turn: TurnActorRef, event: Extract<TurnEvent, { type: 'call.complete' }>): void {
   const snap = turn.getSnapshot();
-  if (snap.value !== 'streaming') return;
+  if (!snap.matches('streaming')) return;
   const v = snap.context.calls[event.index];
   if (v?.ref === undefined || v.retired || (v.phase !== 'streaming' && v.phase !== 'complete')) return;
   v.ref.send(event); // the call's own event is this one without `index` (which it ignores): no copy
@@ -854,7 +895,7 @@ export function readyCallStart(
   event: { index: number; input: Record<string, unknown> },
 ): { call: RunToolInput; abort: AttemptAbort } | undefined {
   const snap = turn.getSnapshot();
-  if (snap.value !== 'streaming') return undefined;
+  if (!snap.matches('streaming')) return undefined;
   const ctx = snap.context;
   const s = ctx.settings;
   const index = event.index;

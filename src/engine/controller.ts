@@ -4,13 +4,13 @@ import type { CallResult, Classification, ReuseResults, RunToolFn, RunToolInput 
 import { inspectedToolCallMachine } from '../../machines/toolCall.machine';
 import {
   type AbortMode,
+  type EndCompletion,
   type TurnActorRef,
   type TurnEmitted,
   type TurnOutcome,
   type TurnSettings,
   completeCall,
   readyCallStart,
-  TRUNCATED_ERROR,
   turnMachine,
 } from '../../machines/turn.machine';
 import { ArgBuffer } from '../args/buffer';
@@ -273,13 +273,6 @@ export class TurnController {
   private resolvedSet = new Set<number>();
   private pending: Pending[] = [];
   private pendingHead = 0;
-  /** The finish the current attempt's stream reported (a finish lets every closed call complete). */
-  private finish?: FinishReason;
-  /**
-   * The current attempt's stream ended. Set before the remaining calls are completed (the turn
-   * hears `stream.end` after them), so the output frontier may already jump gaps meanwhile.
-   */
-  private streamEnded = false;
   private ignoring = false;
   private messageStarted = false;
   /** The attempt's text and thinking for the history (TextRuns: flat runs, not one live object per delta). */
@@ -287,7 +280,8 @@ export class TurnController {
   private readonly thinking = new TextRuns();
   private thinkingSignature?: string;
   private streamEndMs?: number;
-  private error?: StreamErrorInfo;
+  /** Set when the turn's actor stopped on an exception (`onActorError`); other errors are the turn's (`context.error`). */
+  private fault?: StreamErrorInfo;
   private readonly warnings: ControllerWarning[] = [];
   private readonly allTimings: CallTiming[] = [];
   private resolveDone!: (s: TurnSummary) => void;
@@ -425,7 +419,6 @@ export class TurnController {
         this.emitOutput({ type: 'usage', usage: ev.usage });
         return;
       case 'finish':
-        this.finish = ev.reason;
         this.actor.send({ type: 'stream.finish', reason: ev.reason });
         for (const slot of this.slots.values()) this.check(slot);
         return;
@@ -583,6 +576,12 @@ export class TurnController {
     this.complete(s);
   }
 
+  /** What the call's payload is now: the outcome its `call.complete` carries. */
+  private outcomeOf(s: Slot): EndCompletion {
+    const p = s.buf.parse();
+    return p.kind === 'object' ? { index: s.index, outcome: 'object', input: p.value } : { index: s.index, outcome: p.kind };
+  }
+
   private complete(s: Slot, repaired?: Record<string, unknown>): void {
     s.completeSent = true;
     if (s.timing.completeMs === undefined) s.timing.completeMs = this.clock.now();
@@ -608,48 +607,53 @@ export class TurnController {
     }
   }
 
+  /**
+   * The end of the attempt's stream, given to the turn as one event. Without its finish (SPEC §12)
+   * the turn takes it as a cut stream (`stream_truncated`: retried or failed; no call is completed,
+   * repaired or started from it). After the finish, every call not complete yet gets its final
+   * outcome with the end (the buffer as it is; a max_tokens-truncated last call repaired, SPEC
+   * §5.7, or dropped when its arguments are empty).
+   */
   private onStreamEnd(): void {
     if (this.streamEnded) return;
-    if (this.finish === undefined) {
-      // SPEC §12: a stream that ended without its finish (its format's terminal signal) is cut,
-      // not finished: no call is completed, repaired or started from it, and the gateway's client
-      // gets an error, never a successful end. The wire adapters already say so with a
-      // `stream_truncated` error before their `stream.end`; this is the same rule for any other
-      // producer (a trace, a journal, a hand-made event list).
-      this.onStreamError(TRUNCATED_ERROR, true);
+    if (!this.actor.getSnapshot().matches({ streaming: 'finished' })) {
+      this.actor.send({ type: 'stream.end' });
       return;
     }
-    this.streamEnded = true;
-    this.streamEndMs = this.clock.now();
-    for (const s of this.slots.values()) if (!s.completeSent) this.complete(s);
+    const now = (this.streamEndMs = this.clock.now());
+    const complete: EndCompletion[] = [];
+    for (const s of this.slots.values()) {
+      if (s.completeSent) continue;
+      s.completeSent = true;
+      s.timing.completeMs ??= now;
+      complete.push(this.outcomeOf(s));
+    }
     // Truncation: repair only now, only the last call (SPEC §5.7).
-    if (this.finish === 'length' && this.opened > 0) {
-      const last = this.slots.get(this.opened - 1);
-      if (last) {
-        const p = last.buf.parse();
-        if (p.kind === 'incomplete' || p.kind === 'invalid') {
-          const fixed = repairTruncated(last.buf.text());
-          if (fixed) {
-            this.warn(
-              'repaired',
-              `call ${last.index}: truncated arguments repaired at end of stream`,
-              last.index,
-            );
-            this.complete(last, fixed);
-          }
-        } else if (p.kind === 'empty') {
-          // An empty-arguments call cut by max_tokens is dropped.
-          completeCall(this.actor, { type: 'call.complete', index: last.index, outcome: 'invalid' });
+    const last = this.finish === 'length' && this.opened > 0 ? this.slots.get(this.opened - 1) : undefined;
+    if (last) {
+      const p = last.buf.parse();
+      let final: EndCompletion | undefined;
+      if (p.kind === 'incomplete' || p.kind === 'invalid') {
+        const fixed = repairTruncated(last.buf.text());
+        if (fixed) {
+          this.warn('repaired', `call ${last.index}: truncated arguments repaired at end of stream`, last.index);
+          final = { index: last.index, outcome: 'object', input: fixed, repaired: true };
         }
+      } else if (p.kind === 'empty') {
+        final = { index: last.index, outcome: 'invalid' }; // an empty-arguments call cut by max_tokens is dropped
+      }
+      if (final) {
+        const k = complete.findIndex((c) => c.index === last.index);
+        if (k >= 0) complete[k] = final;
+        else complete.push(final);
       }
     }
-    this.trace({ t: this.clock.now(), kind: 'stream.end', attempt: this.attempt });
-    this.actor.send({ type: 'stream.end' });
+    this.trace({ t: now, kind: 'stream.end', attempt: this.attempt });
+    this.actor.send({ type: 'stream.end', complete });
     this.maybeFinishOutput();
   }
 
   private onStreamError(error: StreamErrorInfo, retryable: boolean): void {
-    this.error = error;
     this.actor.send({ type: 'stream.error', error, retryable });
   }
 
@@ -766,7 +770,7 @@ export class TurnController {
         this.events.emit('attempt.begin', e);
         return;
       case 'turn.done':
-        this.onTurnDone(e.outcome);
+        this.onTurnDone(e.outcome, e.error);
         return;
     }
   }
@@ -781,14 +785,11 @@ export class TurnController {
     this.resolvedSet.clear();
     this.pending = [];
     this.pendingHead = 0;
-    this.finish = undefined;
-    this.streamEnded = false;
     this.ignoring = false;
     this.text.clear();
     this.thinking.clear();
     this.thinkingSignature = undefined;
     this.streamEndMs = undefined;
-    this.error = undefined;
     this.heldChars = 0;
     this.usage = undefined;
   }
@@ -799,7 +800,7 @@ export class TurnController {
    * a listener that throws again here is not heard (the actor is already stopped).
    */
   private onActorError(err: unknown): void {
-    this.error = { type: 'internal_error', message: 'the turn stopped on an internal error' };
+    this.fault = { type: 'internal_error', message: 'the turn stopped on an internal error' };
     for (const step of [() => this.events.emit('fault', { error: err }), () => this.onTurnDone('failed')]) {
       try {
         step();
@@ -809,7 +810,10 @@ export class TurnController {
     }
   }
 
-  private onTurnDone(outcome: TurnOutcome): void {
+  private onTurnDone(outcome: TurnOutcome, turnError?: StreamErrorInfo): void {
+    // An end the turn took after the last release (fed again from a listener while the turn was
+    // busy, so it waited in the turn's mailbox) ends the output here, before the summary.
+    this.maybeFinishOutput();
     const ctx = this.actor.getSnapshot().context;
     for (const s of this.slots.values()) {
       const v = ctx.calls[s.index];
@@ -817,7 +821,8 @@ export class TurnController {
       if (v.phase === 'discarded' || v.suppressed) s.timing.state = v.suppressed ? 'suppressed' : 'discarded';
       else s.timing.state = v.phase;
     }
-    if (outcome === 'failed' && this.error) this.emitOutput({ type: 'error', error: this.error });
+    const error = this.fault ?? turnError;
+    if (outcome === 'failed' && error) this.emitOutput({ type: 'error', error });
     const history = this.buildHistory(outcome);
     if (outcome === 'dropped' || outcome === 'failed') {
       this.trace({ t: this.clock.now(), kind: 'discarded', attempt: this.attempt });
@@ -832,7 +837,7 @@ export class TurnController {
       streamEndMs: this.streamEndMs,
       turnDoneMs: this.clock.now(),
       finish: this.finish,
-      error: this.error,
+      error,
       calls: this.allTimings,
       history,
       warnings: this.warnings,
@@ -1110,8 +1115,21 @@ export class TurnController {
   get attemptOpen(): boolean {
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status === 'error') return false;
-    const state = snapshot.value;
-    return state === 'streaming' || state === 'aborting';
+    return snapshot.matches('streaming') || snapshot.matches('aborting');
+  }
+
+  /** The finish the current attempt's stream reported, if it did (`streaming.finished` and after; the turn's context). */
+  private get finish(): FinishReason | undefined {
+    return this.actor.getSnapshot().context.finish;
+  }
+
+  /**
+   * The current attempt's stream ended after its finish (the turn took `stream.end`: `draining` and
+   * after). Read from the turn's context, which the turn sets in the step that takes the end, so
+   * releases it tells of in that step already see it.
+   */
+  private get streamEnded(): boolean {
+    return this.actor.getSnapshot().context.streamEnded;
   }
 
   /** The turn is done (its summary is out): late answers and aborts are ignored. */

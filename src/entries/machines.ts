@@ -8,7 +8,7 @@
 export { toolCallMachine } from '../../machines/toolCall.machine';
 export type { ToolCallContext, ToolCallEvent, ToolCallInput, ToolCallMachine, CallStatusEvent } from '../../machines/toolCall.machine';
 export { turnMachine } from '../../machines/turn.machine';
-export type { AbortMode, CallView, TurnActorRef, TurnContext, TurnEmitted, TurnEvent, TurnInput, TurnMachine, TurnMode, TurnOutcome, TurnSettings } from '../../machines/turn.machine';
+export type { AbortMode, CallView, EndCompletion, TurnActorRef, TurnContext, TurnEmitted, TurnEvent, TurnInput, TurnMachine, TurnMode, TurnOutcome, TurnSettings } from '../../machines/turn.machine';
 export { decideReleases } from '../release/rules';
 export type { ReleaseContext, ReleaseDecision, ReleaseView } from '../release/rules';
 export { decideStarts } from '../execute/schedule';

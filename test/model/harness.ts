@@ -23,6 +23,7 @@ import {
   type ModelEvent,
   type ModelSnapshot,
   releasedSub,
+  streamFinished,
   turnPhase,
 } from './turnModel';
 
@@ -350,7 +351,10 @@ export class TurnHarness {
     }
     const snap = this.controller.actor.getSnapshot();
     const ctx = snap.context;
-    this.expectEq('turn state', String(snap.value), turn);
+    // `streaming` has two states in both: `open`, then `finished` once the stream gave its finish.
+    const expected = turn === 'streaming' ? `streaming.${streamFinished(s) ? 'finished' : 'open'}` : turn;
+    const actual = typeof snap.value === 'string' ? snap.value : Object.entries(snap.value).map(([k, v]) => `${k}.${String(v)}`).join();
+    this.expectEq('turn state', actual, expected);
     this.expectEq('attempt', ctx.attempt, this.sutAttempt(s.context.attempt));
     this.expectEq('controller attempt', this.controller.currentAttempt, this.sutAttempt(s.context.attempt));
     if (turn === 'done') {
