@@ -31,6 +31,7 @@ const SERIAL = [
   'test/report/gatewayAb.test.ts', // --release-holdout through sluice report: the saving is the tool time (±40%)
   'test/gateway/holdout.test.ts', // --release-holdout: the arms' gaps differ by the tool time (±40%)
   'test/gateway/earlyAnswerLoad.test.ts', // sixteen concurrent 31 MiB uploads answered early: every client reads its status
+  'test/gateway/faults3/earlyRefusals.test.ts', // paced uploads past the old 1 s close; a refused flood closed after 1 s, the drained ones at 6 s
 ];
 const serialPattern = SERIAL.map((f) => `<rootDir>/${f.replace(/\./g, '\\.')}$`);
 

@@ -15,6 +15,7 @@
  *   body, worker/pool.ts; count_tokens too).
  */
 import type * as http from 'node:http';
+import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
@@ -365,8 +366,26 @@ export const DEFAULT_DRAIN_LIMITS: DrainLimits = { bytes: 64 * 1024 * 1024, ms: 
 export function drainRefused(req: http.IncomingMessage, err: GatewayError, limits: DrainLimits = DEFAULT_DRAIN_LIMITS): GatewayError {
   if (req.complete || req.destroyed) return err;
   const socket = req.socket;
+  discardRest(req, socket, limits, () => {
+    req.pause();
+    socket.pause();
+    socket.end();
+  });
+  req.on('error', () => undefined);
+  req.resume();
+  if (err.headers?.connection !== 'close') return err;
+  const { connection: _close, ...headers } = err.headers;
+  return new GatewayError(err.status, err.message, err.type, headers);
+}
+
+/**
+ * Read and discard what `from` still delivers, within `limits` (both drains' bounds): past
+ * `limits.bytes`, `over` runs once (it stops reading); `limits.ms` from now the socket is
+ * destroyed; the end of `from` or the socket's close ends the watch.
+ */
+function discardRest(from: NodeJS.ReadableStream, socket: Socket, limits: DrainLimits, over: () => void): void {
   let discarded = 0;
-  let halfClosed = false;
+  let stopped = false;
   const close = (): void => {
     cleanup();
     socket.destroy();
@@ -375,24 +394,52 @@ export function drainRefused(req: http.IncomingMessage, err: GatewayError, limit
   timer.unref();
   const onData = (c: Buffer): void => {
     discarded += c.length;
-    if (discarded <= limits.bytes || halfClosed) return;
-    halfClosed = true;
-    req.pause();
-    socket.pause();
-    socket.end();
+    if (discarded <= limits.bytes || stopped) return;
+    stopped = true;
+    over();
   };
   const cleanup = (): void => {
     clearTimeout(timer);
-    req.off('data', onData);
-    req.off('end', cleanup);
-    socket.off('close', cleanup);
+    from.removeListener('data', onData);
+    from.removeListener('end', cleanup);
+    socket.removeListener('close', cleanup);
   };
-  req.on('data', onData);
-  req.once('end', cleanup);
+  from.on('data', onData);
+  from.once('end', cleanup);
   socket.once('close', cleanup);
-  req.on('error', () => undefined);
-  req.resume();
-  if (err.headers?.connection !== 'close') return err;
-  const { connection: _close, ...headers } = err.headers;
-  return new GatewayError(err.status, err.message, err.type, headers);
+}
+
+/** Sockets `answerSocket` has taken (Node may report more errors on them: they are answered once). */
+const answeredSockets = new WeakSet<Socket>();
+
+/**
+ * The raw-socket form of `drainRefused`, for an answer given before Node's HTTP parser produced a
+ * request — its own `clientError` (a malformed request line, oversized headers, a header or request
+ * timeout) and the connection cap's 503 (hygiene.ts `guardConnections`). The HTTP server's reader
+ * is taken off the socket first: Node keeps feeding each later chunk to a parser in its error state
+ * and reports every one as another `clientError`, and on a refused connection it would parse and
+ * route a request. Then `answer` is written and the write side closed (its `connection: close`: no
+ * further request can follow on this connection), and what the client still sends is read and
+ * discarded, so a client mid-upload reads the answer instead of a reset: closed once the client
+ * ends its side; past `limits.bytes` reading stops (TCP flow control holds the client, no reset);
+ * closed `limits.ms` after the answer. A socket already taken is left alone; one that cannot be
+ * written any more is destroyed.
+ */
+export function answerSocket(socket: Socket, answer: string, limits: DrainLimits = DEFAULT_DRAIN_LIMITS): void {
+  if (answeredSockets.has(socket)) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  answeredSockets.add(socket);
+  socket.on('error', () => undefined);
+  socket.removeAllListeners('data');
+  discardRest(socket, socket, limits, () => socket.pause());
+  // The client ended its side: close once the answer is out (both directions done, nothing unread: no reset).
+  socket.once('end', () => {
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  });
+  socket.end(answer);
+  socket.resume();
 }

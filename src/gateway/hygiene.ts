@@ -3,7 +3,7 @@
  *
  * - Client sockets: a header timeout, a body timeout (Node's `requestTimeout`: the whole request
  *   must arrive in time, else 408 and the socket closes), a keep-alive timeout between requests,
- *   and a connection cap (connections over it get a one-line 503 and are closed at once).
+ *   and a connection cap (connections over it get a one-line 503, their upload drained, then closed).
  * - Concurrency slots: taken only after the request body is complete and valid (`Slots`), so slow
  *   bodies cost a socket, never a slot.
  * - Backend streams: an idle timer that counts only while the gateway is actually reading (it is
@@ -17,6 +17,7 @@
 import type * as http from 'node:http';
 import type { Socket } from 'node:net';
 import type { StreamEvent } from '../wire/events';
+import { answerSocket, DEFAULT_DRAIN_LIMITS, type DrainLimits } from './body';
 import { GatewayError } from './errors';
 
 export interface HygieneLimits {
@@ -56,6 +57,11 @@ export function httpServerOptions(l: HygieneLimits): http.ServerOptions {
   };
 }
 
+/** Connections refused at the cap that drain their upload at once (more: `REFUSED_FLOOD_DRAIN`). */
+export const REFUSED_DRAINING_MAX = 64;
+/** A refused connection past REFUSED_DRAINING_MAX: nothing read, closed 1 s after its answer. */
+const REFUSED_FLOOD_DRAIN: DrainLimits = { bytes: 0, ms: 1000 };
+
 const OVER_CAP =
   'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\nretry-after: 1\r\ncontent-length: ';
 
@@ -63,7 +69,8 @@ const OVER_CAP =
  * Track client sockets and enforce the connection cap. At the cap, a new connection first evicts
  * the longest-idle socket (one with no request in progress: a keep-alive connection between
  * requests, or one that never sent a request line); only when every socket is busy is the new
- * one refused (503 overloaded_error, `connection: close`). So sockets that send nothing cannot
+ * one refused (503 overloaded_error, `connection: close`; what it still sends is drained within
+ * `hooks.drain`, body.ts answerSocket). So sockets that send nothing cannot
  * lock out `/health` or real clients. `onCount`/`onRejected` feed metrics.
  * Returns the live sockets (the gateway destroys them on close) and, among them, those with no
  * request in progress (a drain closes them at once).
@@ -71,7 +78,7 @@ const OVER_CAP =
 export function guardConnections(
   server: http.Server,
   l: HygieneLimits,
-  hooks: { onCount?: (n: number) => void; onRejected?: () => void } = {},
+  hooks: { onCount?: (n: number) => void; onRejected?: () => void; drain?: DrainLimits } = {},
 ): { all: Set<Socket>; idle: Set<Socket> } {
   const sockets = new Set<Socket>();
   /** Sockets without a request in progress, oldest first (a Set keeps insertion order). */
@@ -85,6 +92,8 @@ export function guardConnections(
     error: { type: 'overloaded_error', message: `too many open connections (limit ${l.maxConnections})` },
   });
   const refusal = OVER_CAP + Buffer.byteLength(body) + '\r\n\r\n' + body;
+  /** Refused sockets still open (each is past the cap: their number is bounded too). */
+  let refusing = 0;
   server.on('connection', (s: Socket) => {
     if (sockets.size >= l.maxConnections) {
       const victim = idle.values().next();
@@ -93,9 +102,12 @@ export function guardConnections(
         victim.value.destroy();
       } else {
         hooks.onRejected?.();
-        s.on('error', () => undefined);
-        s.end(refusal);
-        setTimeout(() => s.destroy(), 1000).unref();
+        // The 503, then what the client still sends read and discarded (an uploading client
+        // reads the answer, not a reset). At most REFUSED_DRAINING_MAX refused sockets drain at
+        // once; past that (a flood of connections) each is closed 1 s after its answer, unread.
+        refusing++;
+        s.once('close', () => refusing--);
+        answerSocket(s, refusal, refusing <= REFUSED_DRAINING_MAX ? (hooks.drain ?? DEFAULT_DRAIN_LIMITS) : REFUSED_FLOOD_DRAIN);
         return;
       }
     }

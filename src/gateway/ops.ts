@@ -115,6 +115,9 @@ function presented(req) {
   return typeof g === 'string' && g.length > 0 ? g : undefined;
 }
 server.maxConnections = 64;
+// A malformed request here is closed at once, unanswered and undrained (the main port answers and
+// drains, body.ts answerSocket): only bodyless probes come to this port, and holding a broken
+// connection open (up to the drain bound) would keep one of its 64 connections from the probes.
 server.on('clientError', (err, socket) => socket.destroy());
 server.once('error', (err) => parentPort.postMessage({ type: 'listen-error', message: err.message }));
 server.listen({ host: o.host, port: o.port }, () => parentPort.postMessage({ type: 'listening', port: server.address().port }));

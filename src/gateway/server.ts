@@ -83,7 +83,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // The operations thread, once it listens, is told when each request ends (its slot and body
   // memory given back), so its /health agrees with the main port's at once.
   const opsRef: { listener?: OpsListener } = {};
-  const main = mainServer(o.limits, telemetry.metrics, (req, res) => routeRequest(rc, req, res), () => opsRef.listener?.beat());
+  const main = mainServer(o.limits, telemetry.metrics, (req, res) => routeRequest(rc, req, res), () => opsRef.listener?.beat(), o.drainLimits);
   const { port, url } = await listenMain(main.server, { port: o.opts.port ?? 0, host: o.opts.host, backlog: options.backlog ?? DEFAULT_BACKLOG });
   const shutdown = shutdownStage(shutdownParts(options, main, parts, telemetry.metrics, () => opsRef.listener));
   const ops = await listenOps(opsStage(options, o, telemetry, parts), shutdown.close);

@@ -6,6 +6,7 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type AuthConfig, keyMatches } from '../auth';
+import { answerSocket, DEFAULT_DRAIN_LIMITS, type DrainLimits } from '../body';
 import { clientErrorResponse, guardConnections, type HygieneLimits, httpServerOptions } from '../hygiene';
 import { messagesApi } from '../inbound/messages';
 import type { Logger } from '../log';
@@ -21,13 +22,15 @@ export function urlOf(host: string, port: number): string {
 /**
  * The main port's server (not yet listening): every request goes to `onRequest`, and `onEnd` runs
  * once its promise settles; open and idle sockets are tracked and capped (hygiene.ts
- * guardConnections, counted in the metrics); a malformed request line or header gets its 4xx.
+ * guardConnections, counted in the metrics); a malformed request line or header gets its 4xx, and
+ * the rest of what that client sends is drained within `drain` (body.ts answerSocket).
  */
 export function mainServer(
   limits: HygieneLimits,
   metrics: GatewayMetrics,
   onRequest: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
   onEnd: () => void,
+  drain: DrainLimits = DEFAULT_DRAIN_LIMITS,
 ): { server: http.Server; sockets: Set<Socket>; idleSockets: Set<Socket> } {
   const server = http.createServer(httpServerOptions(limits), (req, res) => {
     void onRequest(req, res).finally(onEnd);
@@ -35,10 +38,14 @@ export function mainServer(
   const { all: sockets, idle: idleSockets } = guardConnections(server, limits, {
     onCount: (n) => metrics.connections.set(n),
     onRejected: () => metrics.rejectedConnections.inc(),
+    drain,
   });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (socket.writable) socket.end(clientErrorResponse(err));
-    else socket.destroy();
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // A response already under way on this connection (a malformed request pipelined behind a
+    // stream): an answer written now would land inside it (Node's own default checks the same).
+    if ((socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage?.headersSent === true) return void socket.destroy();
+    // The answer, then the rest of the upload read and discarded (bounded), never a reset.
+    answerSocket(socket, clientErrorResponse(err), drain);
   });
   return { server, sockets, idleSockets };
 }
