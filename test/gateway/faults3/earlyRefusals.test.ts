@@ -9,7 +9,7 @@
  */
 import * as net from 'node:net';
 import { Logger, type LogRecord } from '../../../src/gateway/log';
-import { chatChunk, startScriptedUpstream, type ScriptedUpstream } from '../../../src/gateway/scripted';
+import { chatChunk, Gate, startScriptedUpstream, type ScriptedUpstream } from '../../../src/gateway/scripted';
 import { REFUSED_DRAINING_MAX } from '../../../src/gateway/hygiene';
 import { type Gateway, startGateway } from '../../../src/gateway/server';
 
@@ -115,6 +115,54 @@ describe("Node's parser errors (clientError): the answer, then the upload draine
       expect(r.ended).toBe(true);
     } finally {
       await gw.close();
+    }
+  });
+
+  test.each(MANNERS)('a chunked body whose chunk size is not hex, then 4 MiB more, %s: the 400, no reset, the request ends', async (manner) => {
+    const gw = await gateway();
+    try {
+      const head = 'POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{\r\nZZ\r\n';
+      const r = await upload(gw, head, 4 * MiB, manner);
+      expect(r.text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(r.text.match(/HTTP\/1\.1/g)).toHaveLength(1);
+      expect(r.error).toBeUndefined();
+      expect(r.sentAll).toBe(true);
+      expect(r.ended).toBe(true);
+      // The route that was reading the body ends too (its client is gone: 499), and nothing stays charged.
+      const until = Date.now() + 5000;
+      while (routed.length === 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+      expect(routed.map((l) => l.status)).toEqual([499]);
+      expect((await fetch(`${gw.url}/health`).then((res) => res.json())) as { bodyBudgetInUse: number }).toMatchObject({ bodyBudgetInUse: 0 });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('garbage pipelined behind a stream in progress: the connection is closed, no 400 written into the stream', async () => {
+    const gate = new Gate();
+    const held = await startScriptedUpstream({ gate, script: [{ t: 0, data: chatChunk({ content: 'first' }) }, { t: 1, gate: true }, { t: 2, data: chatChunk({ finish: 'stop' }) }, { t: 3, data: '[DONE]' }] });
+    const gw = await startGateway({ upstream: held.url, logger: new Logger('error', () => undefined), pingIntervalMs: 0, bodyWorker: false });
+    try {
+      const u = new URL(gw.url);
+      const s = net.connect(Number(u.port), u.hostname);
+      s.on('error', () => undefined);
+      let text = '';
+      s.on('data', (d: Buffer) => (text += d.toString('utf8')));
+      const closed = new Promise<void>((r) => s.once('close', () => r()));
+      const body = JSON.stringify({ model: 'm', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+      s.write(`POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      await gate.reached();
+      const until = Date.now() + 5000;
+      while (!text.includes('first') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(text).toContain('first');
+      s.write('NOT A REQUEST LINE\r\n\r\n');
+      await closed;
+      expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(text).not.toContain('HTTP/1.1 400');
+    } finally {
+      gate.release();
+      await gw.close();
+      await held.close();
     }
   });
 
