@@ -856,6 +856,15 @@ export const turnMachine = setup({
 export type TurnMachine = typeof turnMachine;
 
 /**
+ * Is the turn in `streaming` (open or finished)? What `snapshot.matches('streaming')` answers,
+ * without parsing a state path: the controller asks it for every event it is fed.
+ */
+export function isStreaming(snapshot: { value: unknown }): boolean {
+  const v = snapshot.value;
+  return typeof v === 'object' && v !== null && 'streaming' in v;
+}
+
+/**
  * `call.complete` straight to the call actor (what the controller does): one event instead of
  * two, as the turn only forwarded it. The call reports `complete` (waiting for its identity or
  * the end of the stream), `emittable` or `invalid` as usual. Dropped, as the turn would drop it,
@@ -863,7 +872,7 @@ export type TurnMachine = typeof turnMachine;
  */
 export function completeCall(turn: TurnActorRef, event: Extract<TurnEvent, { type: 'call.complete' }>): void {
   const snap = turn.getSnapshot();
-  if (!snap.matches('streaming')) return;
+  if (!isStreaming(snap)) return;
   const v = snap.context.calls[event.index];
   if (v?.ref === undefined || v.retired || (v.phase !== 'streaming' && v.phase !== 'complete')) return;
   v.ref.send(event); // the call's own event is this one without `index` (which it ignores): no copy
@@ -895,7 +904,7 @@ export function readyCallStart(
   event: { index: number; input: Record<string, unknown> },
 ): { call: RunToolInput; abort: AttemptAbort } | undefined {
   const snap = turn.getSnapshot();
-  if (!snap.matches('streaming')) return undefined;
+  if (!isStreaming(snap)) return undefined;
   const ctx = snap.context;
   const s = ctx.settings;
   const index = event.index;

@@ -10,6 +10,7 @@ import {
   type TurnOutcome,
   type TurnSettings,
   completeCall,
+  isStreaming,
   readyCallStart,
   turnMachine,
 } from '../../machines/turn.machine';
@@ -1115,7 +1116,7 @@ export class TurnController {
   get attemptOpen(): boolean {
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status === 'error') return false;
-    return snapshot.matches('streaming') || snapshot.matches('aborting');
+    return isStreaming(snapshot) || snapshot.value === 'aborting';
   }
 
   /** The finish the current attempt's stream reported, if it did (`streaming.finished` and after; the turn's context). */
