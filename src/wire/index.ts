@@ -124,6 +124,12 @@ export interface StreamReader {
    * events are appended to that array (which is returned): a hot loop can reuse one array.
    */
   write(chunk: string | Uint8Array, into?: StreamEvent[]): StreamEvent[];
+  /**
+   * One payload already parsed, read as if it had arrived as one SSE `data:` event (`[DONE]` as the
+   * string): how the gateway replays a backend's whole JSON answer as its stream without writing it
+   * out as SSE text and reading it again. The stream's SSE framing is then not judged.
+   */
+  writePayload(payload: unknown): StreamEvent[];
   /** End of the byte stream: returns the remaining events, ending with `stream.end`. */
   end(): StreamEvent[];
 }
@@ -295,6 +301,12 @@ export function createStreamReader(format: WireFormat, options: StreamReaderOpti
         return into;
       }
       decoder.feed(chunk);
+      return collector.take();
+    },
+    writePayload(payload) {
+      if (ended || bad) return [];
+      head = undefined;
+      push(payload);
       return collector.take();
     },
     end() {

@@ -268,7 +268,7 @@ class Decoder {
     } catch {
       payloads = undefined;
     }
-    if (payloads) for (const p of payloads) this.feed(this.reader.write(`data: ${p === '[DONE]' ? p : JSON.stringify(p)}\n\n`));
+    if (payloads) for (const p of payloads) this.feed(this.reader.writePayload(p));
     else this.feed([{ type: 'stream.error', error: { type: 'api_error', message: UNREADABLE_JSON }, retryable: false }]);
   }
 

@@ -9,6 +9,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Logger } from '../../../src/gateway/log';
 import { type Gateway, startGateway } from '../../../src/gateway/server';
 import { rawRequest } from '../helpers';
@@ -244,4 +245,34 @@ describe('a whole JSON answer that does not fit the memory budget', () => {
       if (route === 'responses') expect(r.text).toContain('response.failed');
     }),
   );
+});
+
+/**
+ * The figures docs/limits.md quotes for a whole answer near the default `--max-body` (32 MiB):
+ * `SLUICE_HEAVY=1 npx jest --runInBand test/gateway/faults3/unaryAnswers.test.ts`. The answer is
+ * parsed once and replayed payload by payload (`StreamReader.writePayload`), never written out as
+ * SSE text to be read again; what is left on the loop is that parse and the client's encoding.
+ */
+const heavy = process.env.SLUICE_HEAVY === '1' ? describe : describe.skip;
+heavy('a 30 MiB whole answer, streamed to the client', () => {
+  test.each(ROUTE_NAMES)('%s: the text arrives whole, the loop held under 1 s', async (route) => {
+    const chars = 30 * MiB;
+    const b = await backend(whole(chars));
+    const gw = await gateway(b.url);
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    try {
+      loop.enable();
+      const t0 = performance.now();
+      const r = await rawRequest(gw.url, request(route, true));
+      const ms = performance.now() - t0;
+      loop.disable();
+      expect(r.status).toBe(200);
+      expect(r.text.length).toBeGreaterThan(chars);
+      expect(loop.max / 1e6).toBeLessThan(1000);
+      process.stderr.write(`whole answer 30 MiB, ${route} streaming: ${Math.round(ms)} ms, loop held at most ${Math.round(loop.max / 1e6)} ms\n`);
+    } finally {
+      await gw.close();
+      await b.close();
+    }
+  });
 });
