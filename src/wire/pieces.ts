@@ -119,7 +119,7 @@ export const PIECE_HOLD = -6;
 
 /** The adapter side (implemented by the four provider adapters). */
 export interface PieceAdapter {
-  /** Pure: is the value at `path` argument text? */
+  /** Pure: is the value at `path` argument text or assistant text (and how is it read)? */
   pieceRoute(path: readonly PathKey[]): PieceRoute | undefined;
   /**
    * A routed value starts (see the module comment): a call index, `PIECE_TEXT`, `PIECE_THINKING`,
