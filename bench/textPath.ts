@@ -112,6 +112,8 @@ async function once(side: Side, api: Api, frames: Buffer[], perRead: number): Pr
     creq: { model: 'm', stream: true, tools: [] },
     upstreamModel: 'm',
     estimate: 10,
+    // The request's facts (the release arm: absent means early); older builds ignore it.
+    info: {},
     obs: side.NOOP_OBSERVER.start({}),
     logBase: {},
     stats: { toolUses: 0, malformed: 0, warnings: 0 },
