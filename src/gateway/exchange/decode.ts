@@ -3,7 +3,9 @@
  * one socket read of the backend at a time (the HTTP parser's per-chunk `data` events of that read
  * are kept and decoded together in a microtask, `read`), until the turn's terminal output, the
  * client leaving, or the turn ending some other way. Each read's events are fed in order, then the
- * sink flushes once: one client write per backend socket read.
+ * sink flushes once: one client write per backend socket read. Per turn of the event loop at most
+ * TURN_BYTES are decoded and TURN_CHARS of text and arguments fed to the turn; the rest waits for
+ * the next turn with the backend paused.
  *
  * Around the bytes: the stream fence (nothing after the backend's finish or `[DONE]` is another
  * block; a stream that carried nothing is an error), the idle timer (re-armed only by bytes that
@@ -35,6 +37,19 @@ const UNREADABLE_JSON = 'upstream: unreadable JSON response';
 
 /** Bytes of the backend's stream decoded per turn of the event loop at most (then it waits a turn): a few ms. */
 const TURN_BYTES = 256 * 1024;
+
+/**
+ * Text and argument characters fed to the turn per turn of the event loop at most (then the rest
+ * of the read's events wait a turn, `backlog`): a few ms of turn, encoder and client write. One
+ * read can produce far more than its bytes: a huge event whose text was held until its end (a
+ * Gemini part's text, src/wire/pieces.ts) comes out at once, tens of MiB of deltas.
+ */
+export const TURN_CHARS = 512 * 1024;
+
+/** Characters an event carries to the turn (text, thinking, argument text). */
+function charsOf(e: StreamEvent): number {
+  return e.type === 'text.delta' || e.type === 'thinking.delta' || e.type === 'call.fragment' ? e.text.length : 0;
+}
 
 /** Feed the backend response to the turn; resolves when the exchange can finish. */
 export async function decodeUpstream(x: Exchange, upRes: http.IncomingMessage, turn: Turn, sink: ClientSink): Promise<void> {
@@ -102,7 +117,8 @@ class Decoder {
       resume: () => {
         this.sinkPaused = false;
         this.idle.resume();
-        if (!this.yielding) upRes.resume();
+        if (this.backlog.length > 0) this.scheduleDrain();
+        else if (!this.yielding) upRes.resume();
       },
     };
     upRes.on('data', (chunk: Buffer) => this.guard('decode', () => this.data(chunk)));
@@ -195,16 +211,74 @@ class Decoder {
 
   private readonly turnOver = (): void => {
     this.turnBytes = 0;
+    this.turnChars = 0;
     if (!this.yielding) return;
     this.yielding = false;
-    if (!this.sinkPaused && !this.done) this.upRes.resume();
+    if (!this.sinkPaused && !this.done && this.backlog.length === 0) this.upRes.resume();
   };
+
+  /**
+   * Events waiting for the next turn of the event loop (past TURN_CHARS in one turn), in order;
+   * the backend is paused while any wait, and whatever comes later (more events, the end, a
+   * failure) queues behind them.
+   */
+  private backlog: StreamEvent[] = [];
+  private backlogHead = 0;
+  private drainQueued = false;
+  /** Characters fed to the turn in this turn of the event loop (reset by `drain`). */
+  private turnChars = 0;
 
   private feed(evs0: StreamEvent[]): void {
     // A call that begins after the backend's finish (or after [DONE]) is not another block.
     const evs = this.fence.filter(evs0);
-    for (let i = 0; i < evs.length; i++) this.turn.feed(evs[i]!);
+    if (this.backlog.length > 0) {
+      for (let i = 0; i < evs.length; i++) this.backlog.push(evs[i]!);
+      return;
+    }
+    for (let i = 0; i < evs.length; i++) {
+      const e = evs[i]!;
+      this.turn.feed(e);
+      this.turnChars += charsOf(e);
+      if (this.turnChars >= TURN_CHARS && i + 1 < evs.length) {
+        this.backlog = evs.slice(i + 1);
+        this.backlogHead = 0;
+        this.upRes.pause();
+        this.scheduleDrain();
+        return;
+      }
+    }
   }
+
+  private scheduleDrain(): void {
+    if (this.drainQueued) return;
+    this.drainQueued = true;
+    setImmediate(this.drain);
+  }
+
+  /** A new turn of the event loop: feed the waiting events up to TURN_CHARS, then flush. */
+  private readonly drain = (): void => {
+    this.drainQueued = false;
+    this.turnChars = 0;
+    if (this.backlog.length === 0 || this.sinkPaused) return; // the sink's resume drains again
+    this.guard('decode', () => {
+      const q = this.backlog;
+      let k = this.backlogHead;
+      while (k < q.length && this.turnChars < TURN_CHARS) {
+        const e = q[k++]!;
+        this.turn.feed(e);
+        this.turnChars += charsOf(e);
+      }
+      this.backlogHead = k;
+      if (k < q.length) {
+        this.scheduleDrain();
+        return;
+      }
+      this.backlog = [];
+      this.backlogHead = 0;
+      if (!this.sinkPaused && !this.yielding && !this.done) this.upRes.resume();
+    });
+    this.guard('encode', () => this.sink.flush());
+  };
 
   private end(): void {
     if (this.done) return;
@@ -220,7 +294,10 @@ class Decoder {
     if (this.done) return;
     this.decodeParts(); // what arrived before the failure counts
     this.done = true;
-    this.turn.feed({ type: 'stream.error', error: { type, message }, retryable: false });
+    const error: StreamEvent = { type: 'stream.error', error: { type, message }, retryable: false };
+    // Behind the events still waiting for their turn, if any (not through the fence: a failure after the finish still counts).
+    if (this.backlog.length > 0) this.backlog.push(error);
+    else this.turn.feed(error);
     this.sink.flush();
   }
 
@@ -274,6 +351,8 @@ class Decoder {
 
   /** The exchange is finishing: timers off, the backend connection closed if it is still open. */
   stop(): void {
+    this.backlog = [];
+    this.backlogHead = 0;
     this.json?.release();
     this.idle.stop();
     if (this.deadline) clearTimeout(this.deadline);
