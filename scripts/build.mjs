@@ -55,6 +55,16 @@ export function buildCjs() {
   return r.status ?? 1;
 }
 
+/**
+ * esbuild's options for the ESM build (scripts/esm-options.json; test/dbos/packageBuild.ts builds
+ * its package with the same): bundled, code splitting into chunks/, `.mjs`, Node 20. Every bare
+ * import (node: builtins, xstate, mitt, mvdan-sh, @opentelemetry/api, zod, pg, …) stays an import
+ * (`packages: external`): the user's node_modules / bundler resolves it, once. `SLUICE_MODULE_URL`
+ * is a module's own URL where code needs its path (CommonJS has __filename; Rollup turns it into
+ * the .cjs file's URL in dist/cjs).
+ */
+export const ESM_OPTIONS = JSON.parse(fs.readFileSync(path.join(root, 'scripts', 'esm-options.json'), 'utf8'));
+
 export async function buildEsm() {
   const esbuild = require(require.resolve('esbuild', { paths: [root] }));
   const outdir = path.join(root, 'dist', 'esm');
@@ -78,21 +88,7 @@ export async function buildEsm() {
       },
     ],
     outdir,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    outExtension: { '.js': '.mjs' },
-    chunkNames: 'chunks/[name]-[hash]',
-    // Every bare import (node: builtins, xstate, mitt, mvdan-sh, @opentelemetry/api, zod, pg, …)
-    // stays an import: the user's node_modules / bundler resolves it, once.
-    packages: 'external',
-    logLevel: 'warning',
-    legalComments: 'none',
-    // A module's own URL where code needs its path (CommonJS has __filename; Rollup turns this
-    // into the .cjs file's URL in dist/cjs).
-    define: { SLUICE_MODULE_URL: 'import.meta.url' },
+    ...ESM_OPTIONS,
   });
   const cjs = Object.entries(result.metafile.inputs).filter(([file, v]) => v.format === 'cjs' && !file.includes('node_modules/'));
   if (cjs.length > 0) throw new Error(`build: ${cjs.map(([f]) => f).join(', ')} bundled as CommonJS (a module with imports but no exports? add \`export {};\`)`);

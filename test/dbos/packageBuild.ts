@@ -37,7 +37,7 @@ let built: PackageBuild | undefined;
 
 export async function buildPackage(): Promise<PackageBuild> {
   if (built) return built;
-  const files: string[] = [EXAMPLE];
+  const files: string[] = [EXAMPLE, path.join(ROOT, 'scripts', 'esm-options.json')];
   walk(path.join(ROOT, 'src'), files);
   walk(path.join(ROOT, 'machines'), files);
   files.sort();
@@ -65,16 +65,7 @@ export async function buildPackage(): Promise<PackageBuild> {
       entryPoints: { index: 'src/index.ts', dbos: 'src/entries/dbos.ts' },
       metafile: true,
       outdir: path.join(pkg, 'dist'),
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      outExtension: { '.js': '.mjs' },
-      chunkNames: 'chunks/[name]-[hash]',
-      packages: 'external',
-      logLevel: 'warning',
-      define: { SLUICE_MODULE_URL: 'import.meta.url' },
+      ...(JSON.parse(fs.readFileSync(path.join(ROOT, 'scripts', 'esm-options.json'), 'utf8')) as import('esbuild').BuildOptions),
     });
     fs.writeFileSync(path.join(tmp, 'meta.json'), JSON.stringify(result.metafile));
     fs.copyFileSync(EXAMPLE, path.join(tmp, 'crash-turn.mjs'));
