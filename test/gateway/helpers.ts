@@ -231,36 +231,74 @@ export interface ServeProcess {
   out: string;
   /** Every stderr line (log lines included), stamped. */
   lines: TimedLine[];
+  /** stderr and stdout as they are now (they keep growing after it resolved). */
+  errNow(): string;
+  outNow(): string;
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export interface ServeOptions {
+  /** Added to the environment (after `childEnv()`). */
+  env?: Record<string, string>;
+  /** Leave out the test process's own OTEL_* variables (the child sees only `env`'s). */
+  dropOtelEnv?: boolean;
+  /** Node options before the CLI (e.g. `-r preload.js`). */
+  nodeArgs?: string[];
+  /** How long it may take to listen (default 30 s). */
+  startMs?: number;
 }
 
 /**
  * `sluice serve ARGS` as a process (plain node on the cached transpile of the sources,
- * test/journal/childBuild.ts: no ts-node): resolves once it listens, or when it exits first.
+ * test/journal/childBuild.ts: no ts-node): resolves once it listens (the banner on stdout, or with
+ * `--log-format json` the `listening` log record on stderr), or when it exits first.
  */
-export function spawnServe(args: string[]): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [childCli(), 'serve', ...args], {
+export function spawnServe(args: string[], opts: ServeOptions = {}): Promise<ServeProcess> {
+  const base = childEnv();
+  if (opts.dropOtelEnv) for (const k of Object.keys(base)) if (k.startsWith('OTEL_')) delete base[k];
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), childCli(), 'serve', ...args], {
     cwd: path.resolve(__dirname, '../..'),
-    env: childEnv(),
+    env: { ...base, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: TimedLine[] = [];
+  let err = '';
+  let out = '';
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  const handle = (fields: { url?: string; code?: number | null }): ServeProcess => ({
+    child,
+    ...fields,
+    err,
+    out,
+    lines,
+    errNow: () => err,
+    outNow: () => out,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  });
   return new Promise((resolve, reject) => {
-    let err = '';
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`sluice serve did not start; stderr: ${err}`)), 30_000);
-    timedLines(child.stderr!, lines, (all) => (err = all));
+    const startMs = opts.startMs ?? 30_000;
+    const timer = setTimeout(() => reject(new Error(`sluice serve did not start within ${startMs} ms; stderr: ${err}`)), startMs);
+    const listening = (m: RegExpExecArray | null): void => {
+      if (m === null) return;
+      clearTimeout(timer);
+      resolve(handle({ url: m[1]! }));
+    };
+    timedLines(child.stderr!, lines, (all) => {
+      err = all;
+      listening(/"msg":"listening","url":"(http:\/\/[\d.]+:\d+)"/.exec(all));
+    });
     // The human banner is on stdout (the logs are JSON lines on stderr).
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
-      const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, err, out, lines });
-      }
+      listening(/sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(out));
     });
-    child.on('close', (code) => {
+    void exited.then((code) => {
       clearTimeout(timer);
-      resolve({ child, code, err, out, lines });
+      resolve(handle({ code }));
     });
   });
 }

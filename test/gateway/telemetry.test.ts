@@ -17,7 +17,7 @@ import { startGateway } from '../../src/gateway/server';
 import { wantsJsonLogs } from '../../src/cli/serve';
 import { chatChunk, type ScriptLine, startScriptedUpstream, type ScriptedUpstream } from '../../src/gateway/scripted';
 import { childCli, childEnv } from '../journal/childBuild';
-import { rawRequest } from './helpers';
+import { rawRequest, spawnServe } from './helpers';
 import { type Receiver, spansOf, startReceiver } from './otlpReceiver';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -46,47 +46,9 @@ interface Serve {
 
 /** `sluice serve` with exactly this environment (no inherited OTEL_*), and a preload that lists loaded OTel SDK modules at exit. */
 async function serve(args: string[], env: Record<string, string>, loadedFile: string): Promise<Serve> {
-  const clean: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('OTEL_') && v !== undefined) clean[k] = v;
-  const child = spawn(process.execPath, ['-r', PRELOAD, childCli(), 'serve', '--port', '0', ...args], {
-    cwd: ROOT,
-    env: { ...clean, NODE_PATH: path.join(ROOT, 'node_modules'), SLUICE_TEST_LOADED: loadedFile, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 90_000);
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /sluice gateway on (http:\/\/[\d.]+:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    // --log-format json prints no banner: the `listening` log record has the URL.
-    child.stderr!.on('data', () => {
-      const m = /"msg":"listening","url":"(http:\/\/[\d.]+:\d+)"/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    void exited.then((code) => reject(new Error(`serve exited (${code}): ${err}`)));
-  });
-  return {
-    child,
-    url,
-    out: () => out,
-    err: () => err,
-    stop: async () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
+  const p = await spawnServe(['--port', '0', ...args], { env: { SLUICE_TEST_LOADED: loadedFile, ...env }, dropOtelEnv: true, nodeArgs: ['-r', PRELOAD], startMs: 90_000 });
+  if (p.url === undefined) throw new Error(`serve exited (${p.code}): ${p.err}`);
+  return { child: p.child, url: p.url, out: p.outNow, err: p.errNow, stop: p.stop };
 }
 
 let PRELOAD = '';
@@ -267,13 +229,12 @@ test('misconfigured OTEL_* values are one-line usage errors (exit 2) before anyt
 
 /** `sluice serve` that is expected not to start: its exit code and what it wrote. */
 async function serveFails(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [childCli(), 'serve', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-  return { code, out, err };
+  const p = await spawnServe(args, { env });
+  if (p.url !== undefined) {
+    await p.stop();
+    throw new Error(`sluice serve started on ${p.url}; it was expected to fail`);
+  }
+  return { code: p.code ?? null, out: p.out, err: p.err };
 }
 
 test('--log-format json: a start-up failure is one JSON error record too (usage_error exit 2, startup_failed exit 1), stdout empty', async () => {

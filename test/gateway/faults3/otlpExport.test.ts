@@ -8,15 +8,10 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
 import { ExportFailures } from '../../../src/gateway/exportWatch';
 import { Logger, type LogRecord } from '../../../src/gateway/log';
 import { GatewayMetrics } from '../../../src/gateway/metrics';
-import { childCli } from '../../journal/childBuild';
-import { rawRequest } from '../helpers';
-
-const ROOT = path.resolve(__dirname, '../../..');
+import { rawRequest, spawnServe } from '../helpers';
 
 jest.setTimeout(60_000);
 
@@ -54,33 +49,10 @@ async function deadUrl(): Promise<string> {
 
 /** `sluice serve` with OTLP metrics export to `url` every 200 ms (no inherited OTEL_*). */
 async function serve(url: string): Promise<{ url: string; err: () => string; stop(): Promise<number | null> }> {
-  const clean: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('OTEL_') && v !== undefined) clean[k] = v;
-  const env = { ...clean, NODE_PATH: path.join(ROOT, 'node_modules'), OTEL_METRICS_EXPORTER: 'otlp', OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url, OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '200' };
-  const child = spawn(process.execPath, [childCli(), 'serve', '--port', '0', '--upstream', 'http://127.0.0.1:9', '--log-format', 'json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stdout!.resume();
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const gwUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 90_000);
-    child.stderr!.on('data', (c: Buffer) => {
-      err += c.toString();
-      const m = /"msg":"listening","url":"(http:\/\/[\d.]+:\d+)"/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    void exited.then((code) => reject(new Error(`serve exited (${code}): ${err}`)));
-  });
-  return {
-    url: gwUrl,
-    err: () => err,
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
+  const env = { OTEL_METRICS_EXPORTER: 'otlp', OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url, OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '200' };
+  const p = await spawnServe(['--port', '0', '--upstream', 'http://127.0.0.1:9', '--log-format', 'json'], { env, dropOtelEnv: true, startMs: 90_000 });
+  if (p.url === undefined) throw new Error(`serve exited (${p.code}): ${p.err}`);
+  return { url: p.url, err: p.errNow, stop: p.stop };
 }
 
 const records = (text: string, msg: string): Record<string, unknown>[] =>
