@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runGenerator } from './generate';
+import { gatewayTurnRecord, runGenerator } from './generate';
 import { decide, DEFAULT_THRESHOLDS, type Report, type ReportRow, summarize } from '../../src/report/model';
 import { COLUMNS } from '../../src/report/render';
 import { runCli } from '../helpers/cli';
@@ -27,24 +27,14 @@ const dataDir = (): string => path.join(tmp, 'data');
 
 /** One `turn` log record of the gateway (src/gateway/log.ts), with the A/B fields. */
 function turnRecord(n: number, model: string, extra: Record<string, unknown>): string {
-  return JSON.stringify({
-    level: 'info',
-    msg: 'turn',
+  return gatewayTurnRecord({
     reqId: `req_${model}_${n}`,
-    api: 'messages',
-    format: 'openai-chat',
-    upstreamFormat: 'openai-chat',
     model,
     upstreamModel: model,
-    status: 200,
-    outcome: 'completed',
-    attempts: 1,
     durationMs: 1000,
     calls: [{ i: 0, id: `call_${n}`, name: 'read_file', completeMs: 300, releasedMs: 300 }],
     streamEndMs: 1000,
-    violations: 0,
     arm: n % 2 === 0 ? 'early' : 'holdout',
-    backendEnd: 'finished',
     ...extra,
   });
 }

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Report } from '../../src/report/model';
+import { gatewayTurnRecord } from './generate';
 
 const MB = 1024 * 1024;
 const heavy = process.env.SLUICE_HEAVY === '1';
@@ -26,27 +27,17 @@ function generate(file: string, bytes: number): number {
       for (let k = 0; k < 1000; k++, i++) {
         const model = `m${i % 4}`;
         lines.push(
-          JSON.stringify({
-            level: 'info',
-            msg: 'turn',
+          gatewayTurnRecord({
             reqId: `req_${i.toString(36)}`,
-            api: 'messages',
-            format: 'openai-chat',
-            upstreamFormat: 'openai-chat',
             model,
             upstreamModel: model,
-            status: 200,
-            outcome: 'completed',
-            attempts: 1,
             durationMs: 1200,
             calls: [
               { i: 0, id: `call_a${i}`, name: 'read_file', completeMs: 300, releasedMs: 301 },
               { i: 1, id: `call_b${i}`, name: 'grep', completeMs: 900, releasedMs: 901 },
             ],
             streamEndMs: 1000,
-            violations: 0,
             arm: i % 2 ? 'early' : 'holdout',
-            backendEnd: 'finished',
             // The earlier response's arm alternates per model: holdout clients come back 400 ms later.
             continues: { requestId: `req_${(i - 4).toString(36)}`, arm: (i >> 2) % 2 ? 'holdout' : 'early', format: 'openai-chat', model, turnMs: 1000, gapMs: 300 + ((i >> 2) % 2) * 400 + (i % 50), calls: 2 },
           }),
