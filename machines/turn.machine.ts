@@ -284,7 +284,7 @@ function recordReady(
 
 /** The wait after failed attempt `attempt` (src/engine/retry.ts); `previousDelayMs` for decorrelated jitter. */
 /** What an attempt's stream ended with when it ended without its finish (SPEC §12). */
-export const TRUNCATED_ERROR: StreamErrorInfo = {
+const TRUNCATED_ERROR: StreamErrorInfo = {
   type: 'stream_truncated',
   message: 'the stream ended before its finish (no finish reason / terminal event): the attempt is discarded',
 };

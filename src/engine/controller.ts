@@ -7,6 +7,7 @@ import {
   type EndCompletion,
   type TurnActorRef,
   type TurnEmitted,
+  type TurnEvent,
   type TurnOutcome,
   type TurnSettings,
   completeCall,
@@ -211,6 +212,8 @@ export interface ControllerOptions {
    */
   reuse?: ReadonlyArray<{ name: string; input: Record<string, unknown>; result: CallResult }>;
 }
+
+type CallComplete = Extract<TurnEvent, { type: 'call.complete' }>;
 
 interface Slot {
   index: number;
@@ -577,35 +580,27 @@ export class TurnController {
     this.complete(s);
   }
 
-  /** What the call's payload is now: the outcome its `call.complete` carries. */
-  private outcomeOf(s: Slot): EndCompletion {
+  /** The call's `call.complete` for its payload as it is now (its parsed input when it is an object). */
+  private outcomeOf(s: Slot): CallComplete {
     const p = s.buf.parse();
-    return p.kind === 'object' ? { index: s.index, outcome: 'object', input: p.value } : { index: s.index, outcome: p.kind };
+    return p.kind === 'object' ? { type: 'call.complete', index: s.index, outcome: 'object', input: p.value } : { type: 'call.complete', index: s.index, outcome: p.kind };
   }
 
-  private complete(s: Slot, repaired?: Record<string, unknown>): void {
+  /** The call's payload is final: the turn hears it (and a ready safe call may start right here, `startAtCompletion`). */
+  private complete(s: Slot): void {
     s.completeSent = true;
-    if (s.timing.completeMs === undefined) s.timing.completeMs = this.clock.now();
-    if (repaired) {
-      completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: 'object', input: repaired, repaired: true });
-      return;
-    }
-    const p = s.buf.parse();
-    if (p.kind === 'object') {
-      const event = { type: 'call.complete', index: s.index, outcome: 'object', input: p.value } as const;
-      if (this.runTool !== undefined && this.runHook === undefined && this.startAtCompletion(event, this.runTool)) {
-        // The turn hears the completion (and releases and starts the call) before anything the
-        // tool asked for as it was invoked (`held`).
-        try {
-          completeCall(this.actor, event);
-        } finally {
-          if (this.started !== undefined) this.unadopted(this.started);
-          this.runHeld();
-        }
-      } else completeCall(this.actor, event);
-    } else {
-      completeCall(this.actor, { type: 'call.complete', index: s.index, outcome: p.kind });
-    }
+    s.timing.completeMs ??= this.clock.now();
+    const event = this.outcomeOf(s);
+    if (event.input !== undefined && this.runTool !== undefined && this.runHook === undefined && this.startAtCompletion({ index: event.index, input: event.input }, this.runTool)) {
+      // The turn hears the completion (and releases and starts the call) before anything the
+      // tool asked for as it was invoked (`held`).
+      try {
+        completeCall(this.actor, event);
+      } finally {
+        if (this.started !== undefined) this.unadopted(this.started);
+        this.runHeld();
+      }
+    } else completeCall(this.actor, event);
   }
 
   /**
