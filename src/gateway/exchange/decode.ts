@@ -118,7 +118,7 @@ class Decoder {
         this.sinkPaused = false;
         this.idle.resume();
         if (this.backlog.length > 0) this.scheduleDrain();
-        else if (!this.yielding) upRes.resume();
+        else this.resumeBackend();
       },
     };
     upRes.on('data', (chunk: Buffer) => this.guard('decode', () => this.data(chunk)));
@@ -214,8 +214,13 @@ class Decoder {
     this.turnChars = 0;
     if (!this.yielding) return;
     this.yielding = false;
-    if (!this.sinkPaused && !this.done && this.backlog.length === 0) this.upRes.resume();
+    this.resumeBackend();
   };
+
+  /** Read the backend again unless something still holds it: the client's socket, this turn's byte budget, events waiting for their turn, or the end. */
+  private resumeBackend(): void {
+    if (!this.sinkPaused && !this.yielding && !this.done && this.backlog.length === 0) this.upRes.resume();
+  }
 
   /**
    * Events waiting for the next turn of the event loop (past TURN_CHARS in one turn), in order;
@@ -275,7 +280,7 @@ class Decoder {
       }
       this.backlog = [];
       this.backlogHead = 0;
-      if (!this.sinkPaused && !this.yielding && !this.done) this.upRes.resume();
+      this.resumeBackend();
     });
     this.guard('encode', () => this.sink.flush());
   };
